@@ -1,0 +1,1 @@
+//! Placeholder crate: see README.md in this directory for what will live here.

@@ -1,0 +1,29 @@
+//! # opfs-vfs: SQLite and many small files in a few OPFS files, crash-safe
+//!
+//! The engine stores many logical files (SQLite databases, journals, WAL files, user files)
+//! inside a fixed set of physical files ([`storage`]), with a redo log that makes every commit
+//! one large write and at most one `flush()`. See `vfs/DESIGN.md` for the on-disk format and the
+//! commit and recovery protocol.
+//!
+//! Layers, each behind one small trait or type:
+//! - [`storage`]: the physical files ([`storage::Storage`], [`storage::PhysicalFile`]); in-memory
+//!   and native-file backends always compile here; the OPFS backend lives in its own module
+//!   behind `cfg(target_arch = "wasm32")`.
+//! - [`Volume`]: the engine and its filesystem API (create, open, read, write, rename, delete,
+//!   set_len, list, stat, commit, flush, checkpoint, close).
+//!
+//! ## Environment
+//! Natively: any Unix. In the browser: a dedicated worker in a secure context (OPFS sync access
+//! handles exist nowhere else).
+
+#![warn(missing_docs)]
+
+mod error;
+pub mod format;
+pub mod storage;
+mod volume;
+
+pub use error::{Error, Result};
+pub use volume::{
+    BufferMode, Durability, FileId, Metadata, Volume, VolumeOptions, VolumeStats, MAX_FILE_SIZE,
+};

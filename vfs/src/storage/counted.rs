@@ -1,0 +1,175 @@
+//! Call counting around any storage. The volume always wraps its storage in [`Counted`], so every
+//! physical call is counted whatever the backend; benchmarks read [`Counters`].
+
+use super::{PhysicalFile, PhysicalFileId, Storage, StorageResult};
+
+/// Calls and bytes for one physical file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileCounters {
+    /// `read_at` calls.
+    pub reads: u64,
+    /// Bytes returned by `read_at`.
+    pub read_bytes: u64,
+    /// `write_at` calls.
+    pub writes: u64,
+    /// Bytes passed to successful `write_at` calls.
+    pub written_bytes: u64,
+    /// `flush` calls.
+    pub flushes: u64,
+    /// `len` calls.
+    pub len_calls: u64,
+    /// `set_len` calls.
+    pub set_len_calls: u64,
+}
+
+impl FileCounters {
+    /// Every call of any kind.
+    pub fn calls(&self) -> u64 {
+        self.reads + self.writes + self.flushes + self.len_calls + self.set_len_calls
+    }
+
+    fn add(&mut self, o: &FileCounters) {
+        self.reads += o.reads;
+        self.read_bytes += o.read_bytes;
+        self.writes += o.writes;
+        self.written_bytes += o.written_bytes;
+        self.flushes += o.flushes;
+        self.len_calls += o.len_calls;
+        self.set_len_calls += o.set_len_calls;
+    }
+
+    fn sub(&self, o: &FileCounters) -> FileCounters {
+        FileCounters {
+            reads: self.reads - o.reads,
+            read_bytes: self.read_bytes - o.read_bytes,
+            writes: self.writes - o.writes,
+            written_bytes: self.written_bytes - o.written_bytes,
+            flushes: self.flushes - o.flushes,
+            len_calls: self.len_calls - o.len_calls,
+            set_len_calls: self.set_len_calls - o.set_len_calls,
+        }
+    }
+}
+
+/// Counters for every physical file of a volume.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Per physical file, indexed by [`PhysicalFileId::index`].
+    pub files: [FileCounters; 2],
+}
+
+impl Counters {
+    /// Counters of one physical file.
+    pub fn file(&self, id: PhysicalFileId) -> &FileCounters {
+        &self.files[id.index()]
+    }
+
+    /// Sum over all physical files.
+    pub fn total(&self) -> FileCounters {
+        let mut t = FileCounters::default();
+        for f in &self.files {
+            t.add(f);
+        }
+        t
+    }
+
+    /// `self - earlier`: the calls made between two readings.
+    pub fn since(&self, earlier: &Counters) -> Counters {
+        Counters {
+            files: [
+                self.files[0].sub(&earlier.files[0]),
+                self.files[1].sub(&earlier.files[1]),
+            ],
+        }
+    }
+}
+
+/// Wraps a storage and counts every call that reaches it.
+#[derive(Debug)]
+pub struct Counted<S> {
+    inner: S,
+    counters: Counters,
+}
+
+impl<S: Storage> Counted<S> {
+    /// Starts counting from zero.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            counters: Counters::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// The wrapped storage.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// The wrapped storage, mutably (bypasses counting).
+    pub fn inner_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// Unwraps.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+
+    /// A counting handle on physical file `id`.
+    pub fn file(&mut self, id: PhysicalFileId) -> CountedFile<'_> {
+        CountedFile {
+            file: self.inner.file(id),
+            counters: &mut self.counters.files[id.index()],
+        }
+    }
+}
+
+/// A physical file whose calls are counted.
+pub struct CountedFile<'a> {
+    file: &'a mut dyn PhysicalFile,
+    counters: &'a mut FileCounters,
+}
+
+impl std::fmt::Debug for CountedFile<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CountedFile")
+            .field("counters", &self.counters)
+            .finish()
+    }
+}
+
+impl PhysicalFile for CountedFile<'_> {
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> StorageResult<usize> {
+        self.counters.reads += 1;
+        let n = self.file.read_at(offset, buf)?;
+        self.counters.read_bytes += n as u64;
+        Ok(n)
+    }
+
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> StorageResult<()> {
+        self.counters.writes += 1;
+        self.file.write_at(offset, data)?;
+        self.counters.written_bytes += data.len() as u64;
+        Ok(())
+    }
+
+    fn len(&mut self) -> StorageResult<u64> {
+        self.counters.len_calls += 1;
+        self.file.len()
+    }
+
+    fn set_len(&mut self, len: u64) -> StorageResult<()> {
+        self.counters.set_len_calls += 1;
+        self.file.set_len(len)
+    }
+
+    fn flush(&mut self) -> StorageResult<()> {
+        self.counters.flushes += 1;
+        self.file.flush()
+    }
+}
