@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# THE test command: set-up, then every test gate in order, failing fast.
+#
+#   a. cargo fmt --all -- --check
+#   b. cargo clippy --workspace --all-targets -- -D warnings            (host)
+#   c. cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -- -D warnings
+#   d. cargo test --workspace                                           (native)
+#   e. wasm-pack test --headless --chrome --firefox per browser-test crate
+#
+# Environment:
+#   BROWSER_TEST_CRATES="vfs ..."  crate directories to run browser tests for (default: vfs);
+#                                  a crate is run only if a file under its tests/ contains
+#                                  run_in_dedicated_worker
+#   SKIP_BROWSER_TESTS=1           skip gate e
+#   WASM_BINDGEN_TEST_TIMEOUT      seconds per browser test binary (default here: 300)
+#   PROPTEST_CASES, CRASH_POINTS, RUST_LOG, ...  passed through to the tests unchanged
+#   SETUP_SKIP_BROWSERS=1 etc.     passed through to scripts/setup.sh
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+BROWSER_TEST_CRATES="${BROWSER_TEST_CRATES:-vfs}"
+SKIP_BROWSER_TESTS="${SKIP_BROWSER_TESTS:-0}"
+
+now_us() { local t="${EPOCHREALTIME/[.,]/}"; echo "$((10#$t))"; }
+fmt_secs() {
+    local ds=$(( ($1 + 50000) / 100000 ))
+    printf '%d.%d s' $((ds / 10)) $((ds % 10))
+}
+say() { printf '[test] %s\n' "$*"; }
+
+TOTAL_START="$(now_us)"
+PASSED=0
+
+# gate NAME CMD... : run one gate; on failure name it, print the tally and exit non-zero.
+gate() {
+    local name="$1"
+    shift
+    say "=== gate: $name"
+    say "\$ $*"
+    local start rc=0
+    start="$(now_us)"
+    "$@" || rc=$?
+    local took
+    took="$(fmt_secs $(( $(now_us) - start )))"
+    if [[ $rc -ne 0 ]]; then
+        say "FAILED gate: $name (exit code $rc, $took)" >&2
+        echo "test-gates: $PASSED passed, 1 failed (failed gate: $name)" >&2
+        exit "$rc"
+    fi
+    PASSED=$((PASSED + 1))
+    say "passed gate: $name ($took)"
+}
+
+# --- set-up (not counted as a gate) -------------------------------------------------------------
+say "=== set-up: scripts/setup.sh"
+setup_start="$(now_us)"
+if ! bash "$ROOT/scripts/setup.sh"; then
+    say "FAILED: set-up (scripts/setup.sh) after $(fmt_secs $(( $(now_us) - setup_start )))" >&2
+    echo "test-gates: 0 passed, 1 failed (failed gate: set-up)" >&2
+    exit 1
+fi
+say "set-up done ($(fmt_secs $(( $(now_us) - setup_start ))))"
+
+for var in PROPTEST_CASES CRASH_POINTS RUST_LOG RUST_BACKTRACE; do
+    if [[ -n "${!var:-}" ]]; then
+        say "passing through $var=${!var}"
+    fi
+done
+
+# --- gates --------------------------------------------------------------------------------------
+gate "fmt" cargo fmt --all -- --check
+gate "clippy (host)" cargo clippy --workspace --all-targets -- -D warnings
+gate "clippy (wasm32)" cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -- -D warnings
+gate "cargo test (native)" cargo test --workspace
+
+if [[ "$SKIP_BROWSER_TESTS" == 1 ]]; then
+    say "browser tests: skipped (SKIP_BROWSER_TESTS=1)"
+else
+    export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}"
+    CHROMEDRIVER=/usr/bin/chromedriver
+    GECKODRIVER="$(command -v geckodriver || true)"
+    # The drivers go to wasm-pack as flags; it sets CHROMEDRIVER for the Chrome run and
+    # GECKODRIVER for the Firefox run. They must NOT both be in the environment: with both set,
+    # wasm-bindgen-test-runner picks Firefox for both runs and Chrome is never tested.
+    ran_browser=0
+    for crate in $BROWSER_TEST_CRATES; do
+        if [[ -d "$crate/tests" ]] && grep -rlq run_in_dedicated_worker "$crate/tests"; then
+            if [[ ! -x "$CHROMEDRIVER" || -z "$GECKODRIVER" ]]; then
+                say "FAILED gate: browser tests ($crate): chromedriver or geckodriver missing" \
+                    "(was setup run with SETUP_SKIP_BROWSERS=1? use SKIP_BROWSER_TESTS=1 too)" >&2
+                echo "test-gates: $PASSED passed, 1 failed (failed gate: browser tests ($crate))" >&2
+                exit 1
+            fi
+            gate "browser tests ($crate)" env -u CHROMEDRIVER -u GECKODRIVER -u SAFARIDRIVER \
+                wasm-pack test --headless --chrome --firefox \
+                --mode no-install --chromedriver "$CHROMEDRIVER" --geckodriver "$GECKODRIVER" \
+                "$crate"
+            ran_browser=1
+        fi
+    done
+    if [[ $ran_browser -eq 0 ]]; then
+        say "browser tests: none yet (skipped)"
+    fi
+fi
+
+say "all gates passed in $(fmt_secs $(( $(now_us) - TOTAL_START )))"
+echo "test-gates: $PASSED passed, 0 failed"
