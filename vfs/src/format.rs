@@ -8,6 +8,8 @@ use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed, Xxh3};
 
 /// Size of a logical page and of a home block in the data file.
 pub const PAGE_SIZE: usize = 4096;
+/// [`PAGE_SIZE`] as stored in superblocks.
+const PAGE_SIZE_U32: u32 = 4096;
 /// [`PAGE_SIZE`] as `u64`.
 pub const PAGE: u64 = PAGE_SIZE as u64;
 /// Format version written into superblocks.
@@ -85,7 +87,7 @@ impl Superblock {
         let mut b = Vec::with_capacity(PAGE_SIZE);
         b.extend_from_slice(&SUPER_MAGIC);
         b.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        b.extend_from_slice(&(PAGE_SIZE as u32).to_le_bytes());
+        b.extend_from_slice(&PAGE_SIZE_U32.to_le_bytes());
         for v in [
             self.generation,
             self.log_salt,
@@ -127,7 +129,7 @@ impl Superblock {
         if r.u32() != Some(FORMAT_VERSION) {
             return Err("unsupported format version");
         }
-        if r.u32() != Some(PAGE_SIZE as u32) {
+        if r.u32() != Some(PAGE_SIZE_U32) {
             return Err("unsupported page size");
         }
         let mut f = || r.u64().ok_or("truncated superblock");
@@ -178,7 +180,8 @@ pub fn encode_catalog(entries: &[CatalogEntry]) -> Vec<u8> {
         b.extend_from_slice(&e.id.to_le_bytes());
         b.extend_from_slice(&e.size.to_le_bytes());
         // Names are at most MAX_NAME_LEN bytes (checked on create/rename), so they fit a u16.
-        b.extend_from_slice(&(e.name.len() as u16).to_le_bytes());
+        let name_len = u16::try_from(e.name.len()).unwrap_or(u16::MAX);
+        b.extend_from_slice(&name_len.to_le_bytes());
         b.extend_from_slice(e.name.as_bytes());
         b.extend_from_slice(&(e.runs.len() as u64).to_le_bytes());
         for run in &e.runs {
@@ -193,8 +196,12 @@ pub fn encode_catalog(entries: &[CatalogEntry]) -> Vec<u8> {
     b
 }
 
-/// Decodes the catalog blob; the error names what is wrong.
+/// Decodes the catalog blob; the error names what is wrong. An empty blob is an empty
+/// catalog (a new volume's superblock points at no catalog).
 pub fn decode_catalog(blob: &[u8]) -> Result<Vec<CatalogEntry>, &'static str> {
+    if blob.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut r = Reader::new(blob);
     if r.bytes(4) != Some(&CATALOG_MAGIC[..]) {
         return Err("bad catalog magic");
@@ -217,7 +224,7 @@ pub fn decode_catalog(blob: &[u8]) -> Result<Vec<CatalogEntry>, &'static str> {
         if nruns > left / 24 {
             return Err("catalog run count exceeds blob");
         }
-        let mut runs = Vec::with_capacity(nruns as usize);
+        let mut runs = Vec::with_capacity(usize::try_from(nruns).unwrap_or(0));
         for _ in 0..nruns {
             let first_page = r.u64().ok_or("truncated catalog run")?;
             let first_block = r.u64().ok_or("truncated catalog run")?;
@@ -226,7 +233,7 @@ pub fn decode_catalog(blob: &[u8]) -> Result<Vec<CatalogEntry>, &'static str> {
             if count == 0 || count > left / 8 {
                 return Err("catalog run length out of range");
             }
-            let mut hashes = Vec::with_capacity(count as usize);
+            let mut hashes = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
             for _ in 0..count {
                 hashes.push(r.u64().ok_or("truncated catalog run")?);
             }
@@ -305,9 +312,12 @@ pub struct FrameHeader {
 }
 
 /// Appends one frame to `out` and returns its chain hash (the seed for the next frame).
+/// `session` is a random nonce of the current mount (see `decode_frame`).
+#[allow(clippy::too_many_arguments)]
 pub fn encode_frame(
     out: &mut Vec<u8>,
     salt: u64,
+    session: u32,
     prev_chain: u64,
     kind: FrameKind,
     file_id: u64,
@@ -321,9 +331,14 @@ pub fn encode_frame(
     out.extend_from_slice(&salt.to_le_bytes());
     out.extend_from_slice(&file_id.to_le_bytes());
     out.extend_from_slice(&arg.to_le_bytes());
-    // Payloads are names (<= MAX_NAME_LEN) or page images (<= PAGE_SIZE).
-    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&[0; 4]);
+    // Payloads are names (<= MAX_NAME_LEN) or page images (<= PAGE_SIZE): they fit a u32.
+    debug_assert!(payload.len() <= PAGE_SIZE);
+    out.extend_from_slice(
+        &u32::try_from(payload.len())
+            .unwrap_or(u32::MAX)
+            .to_le_bytes(),
+    );
+    out.extend_from_slice(&session.to_le_bytes());
     let chain = frame_hash(prev_chain, &out[start..start + FRAME_HEADER - 8], payload);
     out.extend_from_slice(&chain.to_le_bytes());
     out.extend_from_slice(payload);
@@ -354,7 +369,9 @@ pub fn decode_frame(buf: &[u8], salt: u64, prev_chain: u64) -> Option<(FrameHead
     let file_id = r.u64()?;
     let arg = r.u64()?;
     let payload_len = r.u32()?;
-    let _reserved = r.u32()?;
+    // The session nonce is not checked, only hashed: it makes frames written after a
+    // remount differ from stale frames of an earlier mount, even for identical content.
+    let _session = r.u32()?;
     let chain = r.u64()?;
     let max = match kind {
         FrameKind::Page => PAGE_SIZE,
@@ -415,9 +432,13 @@ mod tests {
     #[test]
     fn frames_chain_and_reject_tampering() {
         let mut log = Vec::new();
-        let c1 = encode_frame(&mut log, 5, 5, FrameKind::Create, 1, 0, b"a.db");
+        let c1 = encode_frame(&mut log, 5, 9, 5, FrameKind::Create, 1, 0, b"a.db");
         let first_len = log.len();
-        let c2 = encode_frame(&mut log, 5, c1, FrameKind::Page, 1, 0, &[7; 100]);
+        let c2 = encode_frame(&mut log, 5, 9, c1, FrameKind::Page, 1, 0, &[7; 100]);
+        // Same content in another session hashes differently.
+        let mut other = Vec::new();
+        let d1 = encode_frame(&mut other, 5, 10, 5, FrameKind::Create, 1, 0, b"a.db");
+        assert_ne!(c1, d1);
         let (h1, p1) = decode_frame(&log, 5, 5).expect("first frame");
         assert_eq!((h1.kind, p1), (FrameKind::Create, &b"a.db"[..]));
         let (h2, p2) = decode_frame(&log[first_len..], 5, h1.chain).expect("second frame");

@@ -214,6 +214,29 @@ fn check_name(name: &str) -> Result<()> {
     })
 }
 
+/// A random-enough 32-bit nonce: wall clock, a process-wide counter and an address, hashed.
+/// Only needs to differ between mounts of one volume, not to be unpredictable.
+fn mount_nonce() -> u32 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let now = web_time::SystemTime::now()
+        .duration_since(web_time::SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let local = 0u8;
+    let addr = std::ptr::addr_of!(local) as usize as u64;
+    let seed = [
+        now.to_le_bytes().as_slice(),
+        &n.to_le_bytes(),
+        &addr.to_le_bytes(),
+    ]
+    .concat();
+    let h = xxh3_64(&seed);
+    // Fold the 64-bit hash into 32 bits.
+    u32::try_from((h ^ (h >> 32)) & 0xFFFF_FFFF).unwrap_or(0)
+}
+
 fn usize_of(v: u64) -> Result<usize> {
     usize::try_from(v).map_err(|_| Error::TooLarge { value: v })
 }
@@ -255,6 +278,12 @@ pub struct Volume<S: Storage> {
     chain: u64,
     next_txn_seq: u64,
     oldest_unflushed: Option<Instant>,
+    /// Random nonce of this mount, hashed into every frame (see `format::decode_frame`).
+    session: u32,
+    /// Whether the data file has been flushed during this mount. Until it has, the superblock
+    /// we mounted may exist only in the OS cache (a crash right after a checkpoint's
+    /// superblock write): the log must not be overwritten before it is durable.
+    data_flushed: bool,
 
     stats: VolumeStats,
 }
@@ -276,47 +305,36 @@ impl<S: Storage> Volume<S> {
         }
         let a = Superblock::decode(&slots[..PAGE_SIZE]);
         let b = Superblock::decode(&slots[PAGE_SIZE..]);
-        let chosen = match (&a, &b) {
-            (Ok(None), Ok(None)) => None,
-            _ => {
-                let cand: Vec<(u64, Superblock)> = [(0u64, &a), (1u64, &b)]
-                    .into_iter()
-                    .filter_map(|(i, r)| match r {
-                        Ok(Some(sb)) => Some((i, sb.clone())),
-                        _ => None,
-                    })
-                    .collect();
-                let best = cand.into_iter().max_by_key(|(_, sb)| sb.generation);
-                match best {
-                    Some(x) => Some(x),
-                    None => {
-                        let why = a.err().or(b.err()).unwrap_or("no valid superblock");
-                        return Err(corrupt(why, PhysicalFileId::Data, 0));
-                    }
-                }
-            }
-        };
-        let Some((slot, sb)) = chosen else {
-            // No superblock was ever written. The log only grows once a superblock is durable,
-            // so a non-empty log here means the data file was lost or wiped: refuse, rather
-            // than silently starting an empty volume over it.
+        let best = [(0u64, &a), (1u64, &b)]
+            .into_iter()
+            .filter_map(|(i, r)| match r {
+                Ok(Some(sb)) => Some((i, sb.clone())),
+                _ => None,
+            })
+            .max_by_key(|(_, sb)| sb.generation);
+        let Some((slot, sb)) = best else {
+            // No valid superblock. Every commit writes the log and the log is never truncated
+            // after creation, so an empty log means nothing was ever committed (a new volume,
+            // or a crash while creating one): creating it (again) loses nothing. A non-empty
+            // log means the data file was lost or damaged: refuse rather than start an empty
+            // volume over it.
             let log = PhysicalFileId::Log;
             let log_len = storage
                 .file(log)
                 .len()
                 .map_err(|e| Error::from_storage(log, e))?;
             if log_len > 0 {
-                return Err(corrupt(
-                    "no superblock but the log is not empty (data file lost or wiped?)",
-                    PhysicalFileId::Data,
-                    0,
-                ));
+                let why = a
+                    .err()
+                    .or(b.err())
+                    .unwrap_or("no superblock but the log is not empty (data file lost?)");
+                return Err(corrupt(why, PhysicalFileId::Data, 0));
             }
             return Self::create_new(storage, opts, data_len);
         };
         // If the newest slot is damaged we are falling back to an older checkpoint: its home
         // blocks may since have been reused, so verify every one before trusting it.
-        let other_damaged = matches!(if slot == 0 { &b } else { &a }, Err(_));
+        let other_damaged = if slot == 0 { b.is_err() } else { a.is_err() };
         let mut vol = Self::empty(storage, opts, sb, slot);
         vol.load_catalog(data_len)?;
         vol.recover_log()?;
@@ -349,30 +367,34 @@ impl<S: Storage> Volume<S> {
             chain,
             next_txn_seq: sb.next_txn_seq,
             oldest_unflushed: None,
+            session: mount_nonce(),
+            data_flushed: false,
             stats: VolumeStats::default(),
             sb,
         }
     }
 
+    /// Writes a new volume: one superblock in slot 0 pointing at no catalog (an empty one),
+    /// then one flush. A crash before the flush leaves either no valid superblock or this one;
+    /// with the log still empty, mount treats the first as a new volume again.
     fn create_new(mut storage: Counted<S>, opts: VolumeOptions, data_len: u64) -> Result<Self> {
         // A fresh salt per volume, so frames left in a reused log file by an earlier volume
         // can never chain into this one.
-        let now = web_time::SystemTime::now()
-            .duration_since(web_time::SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let salt = xxh3_64(&[now.to_le_bytes().as_slice(), &data_len.to_le_bytes()].concat());
-        let blob = format::encode_catalog(&[]);
-        // Catalog in block 2, right after the two superblock slots.
+        let seed = [
+            u64::from(mount_nonce()).to_le_bytes(),
+            data_len.to_le_bytes(),
+        ]
+        .concat();
+        let salt = xxh3_64(&seed);
         let sb = Superblock {
             generation: 1,
             log_salt: format::epoch_salt(salt, 1),
             catalog_block: SUPER_SLOTS,
-            catalog_len: blob.len() as u64,
-            catalog_hash: format::catalog_hash(&blob),
+            catalog_len: 0,
+            catalog_hash: format::catalog_hash(&[]),
             next_file_id: 1,
             next_txn_seq: 1,
-            block_count: SUPER_SLOTS + 1,
+            block_count: SUPER_SLOTS,
         };
         let log = PhysicalFileId::Log;
         let data = PhysicalFileId::Data;
@@ -380,19 +402,17 @@ impl<S: Storage> Volume<S> {
             .file(log)
             .set_len(0)
             .map_err(|e| Error::from_storage(log, e))?;
-        let mut image = sb.encode();
-        image.resize(2 * PAGE_SIZE, 0);
-        image.extend_from_slice(&blob);
         storage
             .file(data)
-            .write_at(0, &image)
+            .write_at(0, &sb.encode())
             .map_err(|e| Error::from_storage(data, e))?;
         storage
             .file(data)
             .flush()
             .map_err(|e| Error::from_storage(data, e))?;
         let mut vol = Self::empty(storage, opts, sb, 0);
-        vol.block_count = SUPER_SLOTS + 1;
+        vol.block_count = SUPER_SLOTS;
+        vol.data_flushed = true;
         Ok(vol)
     }
 
@@ -400,9 +420,11 @@ impl<S: Storage> Volume<S> {
         let data = PhysicalFileId::Data;
         let sb = self.sb.clone();
         let off = sb.catalog_block.checked_mul(PAGE);
-        let in_file = off
-            .and_then(|o| o.checked_add(sb.catalog_len))
-            .is_some_and(|end| end <= data_len);
+        // An empty catalog (a new volume) occupies no bytes.
+        let in_file = sb.catalog_len == 0
+            || off
+                .and_then(|o| o.checked_add(sb.catalog_len))
+                .is_some_and(|end| end <= data_len);
         if sb.catalog_block < SUPER_SLOTS || !in_file || sb.catalog_len > (1 << 32) {
             return Err(corrupt(
                 "catalog location outside the data file (truncated?)",
@@ -549,7 +571,9 @@ impl<S: Storage> Volume<S> {
             cur += frame_len;
         }
         self.log_written = committed_end;
-        self.log_flushed = committed_end;
+        // What recovery read may still be only in the OS cache (a process crash): the next
+        // flush must flush it.
+        self.log_flushed = 0;
         self.chain = committed_chain;
         // Names must be unique after replay.
         self.names.clear();
@@ -909,11 +933,25 @@ impl<S: Storage> Volume<S> {
             return Ok(());
         }
         let memory = self.opts.buffer_mode == BufferMode::Memory;
-        if memory {
-            self.ensure_loaded(id)?;
-        }
         let first = offset / PAGE;
         let last = (end - 1) / PAGE;
+        // Everything that can fail (loading, reading partially overwritten pages) happens
+        // before any state changes, so a failed write leaves the volume as it was.
+        let mut loaded: Vec<(u64, Box<[u8]>)> = Vec::new();
+        if memory {
+            self.ensure_loaded(id)?;
+        } else {
+            // Only the first and the last page can be partially overwritten.
+            for page in [first, last] {
+                let pstart = page * PAGE;
+                let partial = (offset > pstart || end < pstart + PAGE) && pstart < size;
+                if partial && !loaded.iter().any(|(p, _)| *p == page) {
+                    if let Some(img) = self.current_unstaged_image(id, page)? {
+                        loaded.push((page, img));
+                    }
+                }
+            }
+        }
         let t = self.touch(id)?;
         t.dirty.extend(first..=last);
         let f = self.files.get_mut(&id).expect("checked above");
@@ -929,13 +967,16 @@ impl<S: Storage> Volume<S> {
             c[s..s + data.len()].copy_from_slice(data);
             return Ok(());
         }
-        // Disk mode: build each touched page's new image and stage it.
+        // Disk mode: update each touched page's staged image.
         for page in first..=last {
             let pstart = page * PAGE;
             let lo = offset.max(pstart);
             let hi = end.min(pstart + PAGE);
-            let partial = (lo > pstart || hi < pstart + PAGE) && pstart < size;
-            let img = self.staged_page(id, page, partial)?;
+            let pre = loaded
+                .iter()
+                .position(|(p, _)| *p == page)
+                .map(|i| loaded.swap_remove(i).1);
+            let img = self.stage(id, page, pre);
             let d = usize_of(lo - offset)?;
             let p = usize_of(lo - pstart)?;
             let n = usize_of(hi - lo)?;
@@ -960,8 +1001,12 @@ impl<S: Storage> Volume<S> {
             return Ok(());
         }
         let memory = self.opts.buffer_mode == BufferMode::Memory;
+        // As in `write`: whatever can fail happens before any state changes.
+        let mut cut_page_img = None;
         if memory {
             self.ensure_loaded(id)?;
+        } else if len < size && !len.is_multiple_of(PAGE) {
+            cut_page_img = self.current_unstaged_image(id, len / PAGE)?;
         }
         let keep = pages_for(len);
         let t = self.touch(id)?;
@@ -970,13 +1015,13 @@ impl<S: Storage> Volume<S> {
             t.dirty.retain(|&p| p < keep);
             // The page cut in the middle must read as zeros past `len` if the file regrows:
             // log its new image.
-            if len % PAGE != 0 {
+            if !len.is_multiple_of(PAGE) {
                 t.dirty.insert(len / PAGE);
             }
         }
         if len < size {
-            if !memory && len % PAGE != 0 {
-                let img = self.staged_page(id, len / PAGE, true)?;
+            if !memory && !len.is_multiple_of(PAGE) {
+                let img = self.stage(id, len / PAGE, cut_page_img);
                 img[usize_of(len % PAGE)?..].fill(0);
             }
             self.cut_pages(id, len)?;
@@ -1101,28 +1146,28 @@ impl<S: Storage> Volume<S> {
         Ok(())
     }
 
-    /// Disk mode: the staged image of a page, staging it first (with its current contents if
-    /// `load`, else zeros) if needed.
-    fn staged_page(&mut self, id: u64, page: u64, load: bool) -> Result<&mut [u8]> {
-        if !self.files[&id].staged.contains_key(&page) {
-            let mut img = vec![0u8; PAGE_SIZE].into_boxed_slice();
-            if load {
-                self.read_page_disk(id, page, &mut img)?;
-            }
-            self.staged_bytes += PAGE_SIZE;
-            self.files
-                .get_mut(&id)
-                .expect("exists")
-                .staged
-                .insert(page, img);
+    /// Disk mode: the current image of a page that is not staged (`None` if it is staged).
+    fn current_unstaged_image(&mut self, id: u64, page: u64) -> Result<Option<Box<[u8]>>> {
+        if self.files[&id].staged.contains_key(&page) {
+            return Ok(None);
         }
-        Ok(self
+        let mut img = vec![0u8; PAGE_SIZE].into_boxed_slice();
+        self.read_page_disk(id, page, &mut img)?;
+        Ok(Some(img))
+    }
+
+    /// Disk mode: the staged image of a page, staging `pre` (or zeros) first if the page is not
+    /// staged yet. Cannot fail: callers read what they need beforehand.
+    fn stage(&mut self, id: u64, page: u64, pre: Option<Box<[u8]>>) -> &mut [u8] {
+        let staged_bytes = &mut self.staged_bytes;
+        let f = self
             .files
             .get_mut(&id)
-            .expect("exists")
-            .staged
-            .get_mut(&page)
-            .expect("staged above"))
+            .expect("caller checked the file exists");
+        f.staged.entry(page).or_insert_with(|| {
+            *staged_bytes += PAGE_SIZE;
+            pre.unwrap_or_else(|| vec![0u8; PAGE_SIZE].into_boxed_slice())
+        })
     }
 
     /// One page's current image (4 KiB), from staging, log, home block, or zeros.
@@ -1161,7 +1206,8 @@ impl<S: Storage> Volume<S> {
                 if f.staged.contains_key(&p) || f.log.contains_key(&p) {
                     return None;
                 }
-                f.home.get(p as usize).copied().filter(|h| h.block != 0)
+                let p = usize::try_from(p).ok()?;
+                f.home.get(p).copied().filter(|h| h.block != 0)
             };
             let mut run = 1u64;
             if let Some(h0) = home_of(self, page) {
@@ -1214,11 +1260,14 @@ impl<S: Storage> Volume<S> {
         // (physical offset, length, file, page, expected block hash or None for log images)
         let mut home_items: Vec<(u64, u64, u64, u64, Option<u64>)> = Vec::new();
         let mut log_items: Vec<(u64, u64, u64, u64, Option<u64>)> = Vec::new();
-        for (&fid, f) in self.files.iter_mut() {
+        // Contents are built here and installed only if every read succeeds: a failed load
+        // must not leave zeros standing in for data.
+        let mut contents: HashMap<u64, Vec<u8>> = HashMap::new();
+        for (&fid, f) in self.files.iter() {
             if f.content.is_some() {
                 continue;
             }
-            f.content = Some(vec![0u8; usize_of(f.size)?]);
+            contents.insert(fid, vec![0u8; usize_of(f.size)?]);
             for (p, h) in f.home.iter().enumerate() {
                 let p = p as u64;
                 if h.block != 0 && !f.log.contains_key(&p) {
@@ -1229,8 +1278,11 @@ impl<S: Storage> Volume<S> {
                 log_items.push((l.offset, u64::from(l.len), fid, p, None));
             }
         }
-        self.load_items(PhysicalFileId::Data, home_items)?;
-        self.load_items(PhysicalFileId::Log, log_items)?;
+        self.load_items(PhysicalFileId::Data, home_items, &mut contents)?;
+        self.load_items(PhysicalFileId::Log, log_items, &mut contents)?;
+        for (fid, c) in contents {
+            self.files.get_mut(&fid).expect("listed above").content = Some(c);
+        }
         Ok(())
     }
 
@@ -1240,6 +1292,7 @@ impl<S: Storage> Volume<S> {
         &mut self,
         file: PhysicalFileId,
         mut items: Vec<(u64, u64, u64, u64, Option<u64>)>,
+        contents: &mut HashMap<u64, Vec<u8>>,
     ) -> Result<()> {
         items.sort_unstable_by_key(|i| i.0);
         let mut i = 0;
@@ -1265,11 +1318,7 @@ impl<S: Storage> Volume<S> {
                         return Err(corrupt("home block checksum mismatch", file, off));
                     }
                 }
-                let c = self
-                    .files
-                    .get_mut(&fid)
-                    .and_then(|f| f.content.as_mut())
-                    .expect("being loaded");
+                let c = contents.get_mut(&fid).expect("being loaded");
                 let s = usize_of(page * PAGE)?;
                 let e = usize_of(((page + 1) * PAGE).min(c.len() as u64))?;
                 let n = src.len().min(e - s);
@@ -1302,8 +1351,9 @@ impl<S: Storage> Volume<S> {
         let mut buf = std::mem::take(&mut self.log_buf);
         let base = self.log_written;
         let mut chain = self.chain;
+        let session = self.session;
         let mut frame = |buf: &mut Vec<u8>, kind, id, arg, payload: &[u8]| {
-            chain = encode_frame(buf, salt, chain, kind, id, arg, payload);
+            chain = encode_frame(buf, salt, session, chain, kind, id, arg, payload);
         };
         for (&id, t) in &touched {
             if t.deleted && t.existed_before {
@@ -1356,12 +1406,18 @@ impl<S: Storage> Volume<S> {
                         &c[s..s + n]
                     }
                     (None, Some(img)) => &img[..n],
-                    (None, None) => unreachable!("dirty page {page} of file {id} not staged"),
+                    (None, None) => {
+                        // Invariant broken (write and set_len stage every page they dirty).
+                        // Refuse to log an unknown image; poison rather than panic.
+                        let e = Error::Poisoned {
+                            cause: format!("internal: dirty page {page} of file {id} not staged"),
+                        };
+                        return Err(self.poison(e));
+                    }
                 };
                 let payload_off = base + (buf.len() + FRAME_HEADER) as u64;
                 frame(&mut buf, FrameKind::Page, id, page, img);
-                // n <= PAGE_SIZE, so it fits a u32.
-                let len = n as u32;
+                let len = u32::try_from(n).map_err(|_| Error::TooLarge { value: n as u64 })?;
                 f.log.insert(
                     page,
                     LogLoc {
@@ -1393,6 +1449,14 @@ impl<S: Storage> Volume<S> {
     fn write_out(&mut self) -> Result<()> {
         if self.log_buf.is_empty() {
             return Ok(());
+        }
+        if !self.data_flushed {
+            let data = PhysicalFileId::Data;
+            if let Err(e) = self.storage.file(data).flush() {
+                let err = Error::from_storage(data, e);
+                return Err(self.poison(err));
+            }
+            self.data_flushed = true;
         }
         let log = PhysicalFileId::Log;
         let r = self
@@ -1484,8 +1548,14 @@ impl<S: Storage> Volume<S> {
             let mut run = Vec::with_capacity((j - i) * PAGE_SIZE);
             for &(block, id, page, loc) in &jobs[i..j] {
                 let content_img = self.files[&id].content.as_ref().map(|c| {
-                    let s = (page * PAGE) as usize;
-                    let e = ((page + 1) * PAGE).min(c.len() as u64) as usize;
+                    // Logged pages are within the file, whose contents are in memory: the
+                    // offsets fit a usize.
+                    let s = usize::try_from(page * PAGE)
+                        .unwrap_or(usize::MAX)
+                        .min(c.len());
+                    let e = usize::try_from((page + 1) * PAGE)
+                        .unwrap_or(usize::MAX)
+                        .min(c.len());
                     &c[s..e]
                 });
                 match content_img {
@@ -1497,7 +1567,7 @@ impl<S: Storage> Volume<S> {
                 }
                 let hash = xxh3_64(&img);
                 let f = self.files.get_mut(&id).expect("indexed file exists");
-                let p = page as usize;
+                let p = usize_of(page)?;
                 if f.home.len() <= p {
                     f.home.resize(p + 1, Home::default());
                 }
@@ -1591,6 +1661,7 @@ impl<S: Storage> Volume<S> {
         }
         self.log_written = 0;
         self.log_flushed = 0;
+        self.data_flushed = true;
         self.stats.checkpoints += 1;
         Ok(())
     }
