@@ -21,12 +21,21 @@
 //! Every call is counted ([`Counters`]); the benchmarks report these beside the times.
 
 mod counted;
+mod crash;
 mod memory;
+#[cfg(target_arch = "wasm32")]
+mod opfs;
 #[cfg(not(target_arch = "wasm32"))]
 mod std_file;
 
 pub use counted::{Counted, Counters, FileCounters};
+pub use crash::{
+    CallCounts, CrashFile, CrashMode, CrashStorage, Fate, Fault, FaultEffect, FaultOp, PendingInfo,
+    PendingOp, SplitMix64, SECTOR,
+};
 pub use memory::{MemoryFile, MemoryStorage};
+#[cfg(target_arch = "wasm32")]
+pub use opfs::{OpfsFile, OpfsStorage, OriginUsage, NEED_DEDICATED_WORKER};
 #[cfg(not(target_arch = "wasm32"))]
 pub use std_file::{StdFile, StdStorage};
 
@@ -124,6 +133,9 @@ impl StorageError {
 pub type StorageResult<T> = Result<T, StorageError>;
 
 /// One physical file. See the module docs for the contract.
+// `len` is a physical call (OPFS `getSize()`), not a container size: an `is_empty` would only
+// invite a second call.
+#[allow(clippy::len_without_is_empty)]
 pub trait PhysicalFile {
     /// Reads up to `buf.len()` bytes at `offset`; returns the count (short only at end of file).
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> StorageResult<usize>;

@@ -1,0 +1,995 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! Filesystem-API conformance: one suite of checks of the volume's public API, run against
+//! every native backend (`MemoryStorage`, `StdStorage` in a temporary directory, `CrashStorage`
+//! without crashes), and for each in both buffer modes and all three durability levels.
+//!
+//! Each check also remounts (close + mount, or crash + mount after a flush) and verifies the
+//! same state again, so persistence through the log and through checkpoints is covered too.
+//! Physical-call accounting (how many writes and flushes a commit costs) is checked at the end.
+
+mod common;
+
+use common::{assert_state, model_write, opts, other, pattern, Model, DURABILITIES, MODES};
+use vfs::format::PAGE_SIZE;
+use vfs::storage::{
+    CrashMode, CrashStorage, MemoryStorage, PhysicalFileId, StdStorage, Storage, StorageError,
+};
+use vfs::{BufferMode, Durability, Error, FileId, Volume, VolumeOptions, MAX_FILE_SIZE};
+
+// ---------------------------------------------------------------------------------------------
+// Backends
+// ---------------------------------------------------------------------------------------------
+
+/// A kind of storage the suite runs on.
+trait Backend: Sized {
+    type S: Storage;
+    fn new() -> Self;
+    /// The storage of a new, empty volume.
+    fn storage(&mut self) -> Self::S;
+    /// Closes the storage's handles and opens the same physical files again.
+    fn reopen(&mut self, s: Self::S) -> Self::S;
+    /// What a power loss right now would leave, if the backend can tell.
+    fn power_loss_image(_s: &Self::S) -> Option<MemoryStorage> {
+        None
+    }
+}
+
+struct Mem;
+impl Backend for Mem {
+    type S = MemoryStorage;
+    fn new() -> Self {
+        Mem
+    }
+    fn storage(&mut self) -> MemoryStorage {
+        MemoryStorage::new()
+    }
+    fn reopen(&mut self, s: MemoryStorage) -> MemoryStorage {
+        s
+    }
+}
+
+struct Std {
+    dir: tempfile::TempDir,
+}
+impl Backend for Std {
+    type S = StdStorage;
+    fn new() -> Self {
+        Std {
+            dir: tempfile::tempdir().expect("temporary directory"),
+        }
+    }
+    fn storage(&mut self) -> StdStorage {
+        StdStorage::open(self.dir.path()).expect("open StdStorage")
+    }
+    fn reopen(&mut self, s: StdStorage) -> StdStorage {
+        drop(s);
+        StdStorage::open(self.dir.path()).expect("reopen StdStorage")
+    }
+}
+
+struct Crash;
+impl Backend for Crash {
+    type S = CrashStorage;
+    fn new() -> Self {
+        Crash
+    }
+    fn storage(&mut self) -> CrashStorage {
+        CrashStorage::new()
+    }
+    fn reopen(&mut self, s: CrashStorage) -> CrashStorage {
+        s
+    }
+    fn power_loss_image(s: &CrashStorage) -> Option<MemoryStorage> {
+        Some(s.crash(0, CrashMode::DropAll))
+    }
+}
+
+/// One configuration of one backend.
+struct Ctx<B: Backend> {
+    b: B,
+    opts: VolumeOptions,
+}
+
+impl<B: Backend> Ctx<B> {
+    fn mount(&mut self) -> Volume<B::S> {
+        let st = self.b.storage();
+        Volume::mount(st, self.opts.clone()).expect("mount new volume")
+    }
+
+    /// Clean unmount (close) and mount again with the same options.
+    fn remount(&mut self, v: Volume<B::S>) -> Volume<B::S> {
+        let o = self.opts.clone();
+        self.remount_with(v, o)
+    }
+
+    fn remount_with(&mut self, v: Volume<B::S>, opts: VolumeOptions) -> Volume<B::S> {
+        let st = v.close().expect("close");
+        let st = self.b.reopen(st);
+        Volume::mount(st, opts).expect("remount")
+    }
+
+    /// Drops the volume without closing (a crash of the process), then mounts again.
+    fn crash_remount(&mut self, v: Volume<B::S>) -> Volume<B::S> {
+        let st = v.into_storage_unflushed();
+        let st = self.b.reopen(st);
+        Volume::mount(st, self.opts.clone()).expect("mount after crash")
+    }
+
+    /// After a `flush`: a power loss now must keep exactly `want` (checked if the backend can
+    /// simulate one).
+    fn assert_durable(&self, v: &Volume<B::S>, want: &Model) {
+        if let Some(img) = B::power_loss_image(v.storage()) {
+            let mut w = Volume::mount(img, self.opts.clone()).expect("mount power-loss image");
+            assert_state(&mut w, want);
+        }
+    }
+
+    fn durability(&self) -> Durability {
+        self.opts.durability
+    }
+}
+
+/// Runs `check` on a fresh backend for every buffer mode and durability level.
+fn for_all_configs<B: Backend>(check: fn(&mut Ctx<B>)) {
+    for mode in MODES {
+        for durability in DURABILITIES {
+            eprintln!("--- config: {mode:?}, {durability:?}");
+            let mut ctx = Ctx {
+                b: B::new(),
+                opts: opts(mode, durability),
+            };
+            check(&mut ctx);
+        }
+    }
+}
+
+fn id_of<S: Storage>(v: &Volume<S>, name: &str) -> FileId {
+    v.open(name).expect("open")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks
+// ---------------------------------------------------------------------------------------------
+
+fn create_exists_already_exists<B: Backend>(cx: &mut Ctx<B>) {
+    let mut v = cx.mount();
+    assert!(v.list().is_empty());
+    assert!(!v.exists("a"));
+    let a = v.create("a").unwrap();
+    assert!(v.exists("a"));
+    assert_eq!(v.open("a").unwrap(), a);
+    assert!(matches!(v.create("a"), Err(Error::AlreadyExists { name }) if name == "a"));
+    assert!(matches!(v.open("zz"), Err(Error::NotFound { name }) if name == "zz"));
+    assert!(matches!(v.stat("zz"), Err(Error::NotFound { .. })));
+    assert_eq!(v.open_or_create("a").unwrap(), a);
+    let b = v.open_or_create("b").unwrap();
+    assert_ne!(a, b);
+    assert_eq!(v.len(b).unwrap(), 0);
+    assert_eq!(v.name_of(b).unwrap(), "b");
+    assert_eq!(v.read_to_vec(b).unwrap(), Vec::<u8>::new());
+    let mut buf = [7u8; 4];
+    assert_eq!(v.read(b, 0, &mut buf).unwrap(), 0);
+    v.commit().unwrap();
+    let mut v = cx.remount(v);
+    assert!(v.exists("a") && v.exists("b"));
+    assert!(matches!(v.create("b"), Err(Error::AlreadyExists { .. })));
+    let want: Model = [("a".into(), vec![]), ("b".into(), vec![])].into();
+    assert_state(&mut v, &want);
+    // Uncommitted creates are visible at once, and committed by close.
+    v.create("c").unwrap();
+    assert!(v.exists("c"));
+    let v = cx.remount(v);
+    assert!(v.exists("c"));
+    v.close().unwrap();
+}
+
+fn invalid_names<B: Backend>(cx: &mut Ctx<B>) {
+    let mut v = cx.mount();
+    let long = "x".repeat(1025);
+    for bad in ["", "a\0b", "\0", long.as_str()] {
+        assert!(
+            matches!(v.create(bad), Err(Error::InvalidName { .. })),
+            "create({:?}) accepted",
+            &bad[..bad.len().min(20)]
+        );
+        assert!(matches!(
+            v.open_or_create(bad),
+            Err(Error::InvalidName { .. })
+        ));
+    }
+    let max = "y".repeat(1024);
+    let ok = v.create(&max).unwrap();
+    v.write(ok, 0, b"long name").unwrap();
+    let uni = "ünï cødé/路径 with spaces.db-journal";
+    v.create(uni).unwrap();
+    // A multi-byte name of exactly 1024 bytes.
+    let multi = "é".repeat(512);
+    assert_eq!(multi.len(), 1024);
+    v.create(&multi).unwrap();
+    let too_long_multi = format!("{multi}a");
+    assert!(matches!(
+        v.create(&too_long_multi),
+        Err(Error::InvalidName { .. })
+    ));
+    for bad in ["", "a\0", long.as_str()] {
+        assert!(matches!(v.rename(uni, bad), Err(Error::InvalidName { .. })));
+    }
+    assert!(v.exists(uni), "failed rename must not move the file");
+    assert!(v.list().len() == 3);
+    v.commit().unwrap();
+    let mut v = cx.remount(v);
+    let want: Model = [
+        (max.clone(), b"long name".to_vec()),
+        (uni.to_string(), vec![]),
+        (multi.clone(), vec![]),
+    ]
+    .into();
+    assert_state(&mut v, &want);
+    // Long names through the log (not only the catalog): rename, crash, replay.
+    v.rename(&max, &"z".repeat(1024)).unwrap();
+    v.flush().unwrap();
+    let v = cx.crash_remount(v);
+    assert!(v.exists(&"z".repeat(1024)) && !v.exists(&max));
+    v.close().unwrap();
+}
+
+fn write_offsets_gaps_and_short_reads<B: Backend>(cx: &mut Ctx<B>) {
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    let f = v.create("f").unwrap();
+    let e = m.entry("f".into()).or_default();
+    v.write(f, 0, b"hello").unwrap();
+    model_write(e, 0, b"hello");
+    // A gap of zeros, across pages.
+    v.write(f, 10_000, b"world").unwrap();
+    model_write(e, 10_000, b"world");
+    assert_eq!(v.len(f).unwrap(), 10_005);
+    let mut buf = vec![0xEE; 100];
+    assert_eq!(v.read(f, 9_998, &mut buf).unwrap(), 7);
+    assert_eq!(&buf[..7], b"\0\0world");
+    assert!(
+        buf[7..].iter().all(|&x| x == 0xEE),
+        "bytes past a short read untouched"
+    );
+    assert_eq!(v.read(f, 10_005, &mut buf).unwrap(), 0, "read at EOF");
+    assert_eq!(
+        v.read(f, 1 << 40, &mut buf).unwrap(),
+        0,
+        "read far past EOF"
+    );
+    assert_eq!(v.read(f, 0, &mut []).unwrap(), 0, "empty buffer");
+    let mut gap = vec![0xEE; 9_995];
+    assert_eq!(v.read(f, 5, &mut gap).unwrap(), 9_995);
+    assert!(gap.iter().all(|&x| x == 0), "gap reads as zeros");
+    // An empty write never extends.
+    v.write(f, 50_000, b"").unwrap();
+    assert_eq!(v.len(f).unwrap(), 10_005);
+    // Writes straddling page boundaries, and overwrites.
+    let p = PAGE_SIZE as u64;
+    let d = pattern(3 * PAGE_SIZE + 17, 1);
+    v.write(f, p - 7, &d).unwrap();
+    model_write(e, PAGE_SIZE - 7, &d);
+    v.write(f, 2 * p + 1, b"overwrite").unwrap();
+    model_write(e, 2 * PAGE_SIZE + 1, b"overwrite");
+    // Past EOF with a gap that starts mid-page.
+    v.write(f, 40_003, &[9; 5000]).unwrap();
+    model_write(e, 40_003, &[9; 5000]);
+    assert_state(&mut v, &m);
+    v.commit().unwrap();
+    // Writes in a later transaction over committed pages (read-modify-write of pages).
+    v.write(f, 3, b"XY").unwrap();
+    model_write(m.get_mut("f").unwrap(), 3, b"XY");
+    v.write(f, 40_000, &[1; 10]).unwrap();
+    model_write(m.get_mut("f").unwrap(), 40_000, &[1; 10]);
+    assert_state(&mut v, &m);
+    v.flush().unwrap();
+    cx.assert_durable(&v, &m);
+    let mut v = cx.remount(v);
+    assert_state(&mut v, &m);
+    // Reads at every offset class after remount (home blocks now).
+    let f = id_of(&v, "f");
+    for off in [0u64, 1, 4095, 4096, 4097, 10_004, 44_999, 45_002, 45_003] {
+        let mut b = vec![0u8; 6000];
+        let n = v.read(f, off, &mut b).unwrap();
+        let want = &m["f"][usize::try_from(off).unwrap().min(m["f"].len())..];
+        let k = want.len().min(6000);
+        assert_eq!(n, k, "read at {off}");
+        assert_eq!(&b[..n], &want[..k], "read at {off}");
+    }
+    // Offsets at the limit.
+    assert!(matches!(
+        v.write(f, MAX_FILE_SIZE, b"x"),
+        Err(Error::TooLarge { .. })
+    ));
+    assert!(matches!(
+        v.write(f, u64::MAX - 1, b"xy"),
+        Err(Error::TooLarge { .. })
+    ));
+    assert!(matches!(
+        v.set_len(f, MAX_FILE_SIZE + 1),
+        Err(Error::TooLarge { .. })
+    ));
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
+fn set_len_shrink_grow<B: Backend>(cx: &mut Ctx<B>) {
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    let f = v.create("f").unwrap();
+    let full = vec![0xAB; 3 * PAGE_SIZE];
+    v.write(f, 0, &full).unwrap();
+    v.commit().unwrap();
+    // Shrink into the middle of page 1, grow again in the same transaction: the cut part of
+    // page 1 and the regrown pages read as zeros.
+    v.set_len(f, 5000).unwrap();
+    assert_eq!(v.len(f).unwrap(), 5000);
+    v.set_len(f, 11_000).unwrap();
+    let mut want = vec![0xAB; 5000];
+    want.resize(11_000, 0);
+    m.insert("f".into(), want);
+    assert_state(&mut v, &m);
+    v.commit().unwrap();
+    assert_state(&mut v, &m);
+
+    // Shrink and grow in separate transactions, with a checkpoint between.
+    let g = v.create("g").unwrap();
+    v.write(g, 0, &full).unwrap();
+    v.commit().unwrap();
+    v.set_len(g, 4100).unwrap();
+    v.commit().unwrap();
+    v.checkpoint().unwrap();
+    v.set_len(g, 3 * PAGE_SIZE as u64).unwrap();
+    let mut wg = vec![0xAB; 4100];
+    wg.resize(3 * PAGE_SIZE, 0);
+    m.insert("g".into(), wg);
+    assert_state(&mut v, &m);
+    v.commit().unwrap();
+    assert_state(&mut v, &m);
+
+    // Shrink to a page boundary, then write past the end: the gap is zeros, not old data.
+    let h = v.create("h").unwrap();
+    v.write(h, 0, &full).unwrap();
+    v.commit().unwrap();
+    v.set_len(h, PAGE_SIZE as u64).unwrap();
+    v.write(h, 2 * PAGE_SIZE as u64 + 100, b"end").unwrap();
+    let mut wh = vec![0xAB; PAGE_SIZE];
+    model_write(&mut wh, 2 * PAGE_SIZE + 100, b"end");
+    m.insert("h".into(), wh);
+    // To zero and back; same length is a no-op.
+    let z = v.create("z").unwrap();
+    v.write(z, 0, b"data").unwrap();
+    v.commit().unwrap();
+    v.set_len(z, 0).unwrap();
+    assert_eq!(v.read_to_vec(z).unwrap(), b"");
+    v.set_len(z, 3).unwrap();
+    v.set_len(z, 3).unwrap();
+    m.insert("z".into(), vec![0; 3]);
+    // Grow only (a hole file).
+    let hole = v.create("hole").unwrap();
+    v.set_len(hole, 100_000).unwrap();
+    m.insert("hole".into(), vec![0; 100_000]);
+    assert_state(&mut v, &m);
+    v.flush().unwrap();
+    cx.assert_durable(&v, &m);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+    v.checkpoint().unwrap();
+    let mut v = cx.remount(v);
+    assert_state(&mut v, &m);
+    // After a checkpoint the cut pages are home blocks: shrink + regrow again from there.
+    let f = id_of(&v, "f");
+    v.set_len(f, 4097).unwrap();
+    v.set_len(f, 9000).unwrap();
+    let wf = m.get_mut("f").unwrap();
+    wf.truncate(4097);
+    wf.resize(9000, 0);
+    v.commit().unwrap();
+    let mut v = cx.remount(v);
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
+fn rename_semantics<B: Backend>(cx: &mut Ctx<B>) {
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    for (n, s) in [("a", 1u64), ("b", 2), ("c", 3)] {
+        let id = v.create(n).unwrap();
+        let d = pattern(5000 + 100 * usize::try_from(s).unwrap(), s);
+        v.write(id, 0, &d).unwrap();
+        m.insert(n.into(), d);
+    }
+    v.commit().unwrap();
+    let a = id_of(&v, "a");
+    v.rename("a", "a2").unwrap();
+    assert!(!v.exists("a"));
+    assert!(matches!(v.open("a"), Err(Error::NotFound { .. })));
+    assert_eq!(v.open("a2").unwrap(), a, "rename keeps the id");
+    assert_eq!(v.name_of(a).unwrap(), "a2");
+    let d = m.remove("a").unwrap();
+    m.insert("a2".into(), d);
+    // Onto an existing name: refused, nothing changes.
+    assert!(matches!(
+        v.rename("a2", "b"),
+        Err(Error::AlreadyExists { name }) if name == "b"
+    ));
+    // Onto itself: fine, nothing changes.
+    v.rename("b", "b").unwrap();
+    assert!(matches!(v.rename("nope", "x"), Err(Error::NotFound { .. })));
+    assert!(matches!(
+        v.rename("nope", "nope"),
+        Err(Error::NotFound { .. })
+    ));
+    assert_state(&mut v, &m);
+    // Swap b and c through a temporary name in one transaction.
+    v.rename("b", "tmp").unwrap();
+    v.rename("c", "b").unwrap();
+    v.rename("tmp", "c").unwrap();
+    let (b, c) = (m.remove("b").unwrap(), m.remove("c").unwrap());
+    m.insert("b".into(), c);
+    m.insert("c".into(), b);
+    // Rename then create a new file under the old name, and write to the renamed one.
+    v.rename("a2", "a3").unwrap();
+    v.create("a2").unwrap();
+    v.write(a, 0, b"renamed").unwrap();
+    let d = m.remove("a2").unwrap();
+    m.insert("a3".into(), d);
+    m.insert("a2".into(), vec![]);
+    model_write(m.get_mut("a3").unwrap(), 0, b"renamed");
+    // Delete, then rename another file into the freed name.
+    v.delete("b").unwrap();
+    v.rename("c", "b").unwrap();
+    let d = m.remove("c").unwrap();
+    m.insert("b".into(), d);
+    assert_state(&mut v, &m);
+    v.flush().unwrap();
+    cx.assert_durable(&v, &m);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+    // A rename chain within one transaction, then remount in both ways.
+    v.rename("a3", "x1").unwrap();
+    v.rename("x1", "x2").unwrap();
+    v.rename("x2", "a3").unwrap();
+    v.rename("a2", "new").unwrap();
+    let d = m.remove("a2").unwrap();
+    m.insert("new".into(), d);
+    v.commit().unwrap();
+    let mut v = cx.remount(v);
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
+fn delete_then_stale_id<B: Backend>(cx: &mut Ctx<B>) {
+    let mut v = cx.mount();
+    let a = v.create("a").unwrap();
+    v.write(a, 0, &pattern(9000, 5)).unwrap();
+    v.commit().unwrap();
+    v.delete("a").unwrap();
+    assert!(!v.exists("a"));
+    let stale = |r: Result<(), Error>| matches!(r, Err(Error::StaleId { id }) if id == a.0);
+    let mut buf = [0u8; 10];
+    assert!(stale(v.read(a, 0, &mut buf).map(|_| ())));
+    assert!(stale(v.read_to_vec(a).map(|_| ())));
+    assert!(stale(v.write(a, 0, b"x")));
+    assert!(stale(v.set_len(a, 3)));
+    assert!(stale(v.len(a).map(|_| ())));
+    assert!(stale(v.name_of(a).map(|_| ())));
+    assert!(stale(v.delete_id(a)));
+    assert!(matches!(v.delete("a"), Err(Error::NotFound { .. })));
+    // Recreate under the same name: a new, empty file with a new id.
+    let a2 = v.create("a").unwrap();
+    assert_ne!(a2, a);
+    assert_eq!(v.len(a2).unwrap(), 0);
+    assert!(stale(v.write(a, 0, b"x")), "old id stays stale");
+    // delete_id, and create + delete within one transaction.
+    let b = v.create("b").unwrap();
+    v.write(b, 0, b"bbb").unwrap();
+    v.delete_id(b).unwrap();
+    assert!(matches!(v.len(b), Err(Error::StaleId { .. })));
+    let c = v.create("c").unwrap();
+    v.write(c, 0, b"ccc").unwrap();
+    v.commit().unwrap();
+    v.delete_id(c).unwrap();
+    let want: Model = [("a".into(), vec![])].into();
+    assert_state(&mut v, &want);
+    v.flush().unwrap();
+    cx.assert_durable(&v, &want);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &want);
+    // Deleted files' space is reused after checkpoints; contents stay right.
+    let mut m = want;
+    for round in 0..3u64 {
+        let name = format!("r{round}");
+        let id = v.create(&name).unwrap();
+        let d = pattern(20_000, round);
+        v.write(id, 0, &d).unwrap();
+        m.insert(name.clone(), d);
+        v.commit().unwrap();
+        v.checkpoint().unwrap();
+        if round > 0 {
+            let prev = format!("r{}", round - 1);
+            v.delete(&prev).unwrap();
+            m.remove(&prev);
+            v.checkpoint().unwrap();
+        }
+    }
+    let mut v = cx.remount(v);
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
+fn list_sorted_and_stat<B: Backend>(cx: &mut Ctx<B>) {
+    let mut v = cx.mount();
+    let names = ["b", "a/x", "c", "a", "B", "ä", "a/", "aa", "0"];
+    for (i, n) in names.iter().enumerate() {
+        let id = v.create(n).unwrap();
+        v.write(id, 0, &vec![1; i * 10]).unwrap();
+    }
+    let check = |v: &Volume<B::S>| {
+        let list = v.list();
+        let got: Vec<&str> = list.iter().map(|m| m.name.as_str()).collect();
+        let mut want: Vec<&str> = names.to_vec();
+        want.sort_unstable();
+        assert_eq!(got, want, "list is sorted by name (bytes)");
+        for (i, n) in names.iter().enumerate() {
+            let st = v.stat(n).unwrap();
+            assert_eq!(st.name, *n);
+            assert_eq!(st.len, (i * 10) as u64);
+            assert_eq!(st.id, v.open(n).unwrap());
+            let entry = list.iter().find(|m| m.name == *n).unwrap();
+            assert_eq!(entry, &st);
+        }
+    };
+    check(&v);
+    v.commit().unwrap();
+    let v = cx.remount(v);
+    check(&v);
+    let v = cx.remount_with(
+        v,
+        VolumeOptions {
+            buffer_mode: other(cx.opts.buffer_mode),
+            ..cx.opts.clone()
+        },
+    );
+    check(&v);
+    v.close().unwrap();
+}
+
+fn large_file<B: Backend>(cx: &mut Ctx<B>) {
+    const LEN: usize = 3 << 20;
+    let mut v = cx.mount();
+    let data = pattern(LEN, 77);
+    let f = v.create("big").unwrap();
+    let before = v.counters();
+    for (i, chunk) in data.chunks(100_000).enumerate() {
+        v.write(f, (i * 100_000) as u64, chunk).unwrap();
+    }
+    let spilled = v.counters().since(&before).file(PhysicalFileId::Log).writes;
+    if cx.opts.buffer_mode == BufferMode::Disk {
+        assert!(
+            spilled >= 2,
+            "Disk mode must spill staged pages past write_buffer_bytes ({spilled} log writes)"
+        );
+    } else {
+        assert_eq!(spilled, 0, "Memory mode writes nothing before commit");
+    }
+    // Read back before commit (staged + spilled log + memory).
+    assert_eq!(v.read_to_vec(f).unwrap(), data);
+    v.commit().unwrap();
+    let mut m: Model = [("big".into(), data.clone())].into();
+    // Overwrite a range across the 1 MiB mark in one call, plus random small reads.
+    let patch = pattern(300_000, 78);
+    v.write(f, 900_000, &patch).unwrap();
+    model_write(m.get_mut("big").unwrap(), 900_000, &patch);
+    let want = &m["big"];
+    for off in [
+        0usize,
+        4095,
+        1 << 20,
+        (1 << 20) - 1,
+        900_000,
+        1_199_999,
+        LEN - 1,
+    ] {
+        let mut b = vec![0; 10_000];
+        let n = v.read(f, off as u64, &mut b).unwrap();
+        assert_eq!(&b[..n], &want[off..(off + 10_000).min(LEN)]);
+    }
+    v.flush().unwrap();
+    cx.assert_durable(&v, &m);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+    v.checkpoint().unwrap();
+    let mut v = cx.remount(v);
+    assert_state(&mut v, &m);
+    // A single write call larger than the write buffer, at an unaligned offset.
+    let g = v.create("big2").unwrap();
+    let one = &data[..1_500_000];
+    v.write(g, 12_345, one).unwrap();
+    let mut d2 = vec![0; 12_345];
+    d2.extend_from_slice(one);
+    m.insert("big2".into(), d2);
+    v.commit().unwrap();
+    let mut v = cx.remount(v);
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
+fn many_files<B: Backend>(cx: &mut Ctx<B>) {
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    for i in 0..1000u64 {
+        let name = format!("dir/file-{i:04}.bin");
+        let id = v.create(&name).unwrap();
+        let d = pattern(1024, i);
+        v.write(id, 0, &d).unwrap();
+        m.insert(name, d);
+        if i % 250 == 249 {
+            v.commit().unwrap();
+        }
+    }
+    assert_eq!(v.list().len(), 1000);
+    assert_state(&mut v, &m);
+    v.flush().unwrap();
+    cx.assert_durable(&v, &m);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+    // Delete every third, then checkpoint and remount.
+    for i in (0..1000u64).step_by(3) {
+        let name = format!("dir/file-{i:04}.bin");
+        v.delete(&name).unwrap();
+        m.remove(&name);
+    }
+    v.checkpoint().unwrap();
+    let mut v = cx.remount(v);
+    assert_eq!(v.list().len(), m.len());
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
+fn close_remount_persistence<B: Backend>(cx: &mut Ctx<B>) {
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    for round in 0..5u64 {
+        let name = format!("f{}", round % 3);
+        let id = v.open_or_create(&name).unwrap();
+        let d = pattern(3000, round);
+        let off = round * 2000;
+        v.write(id, off, &d).unwrap();
+        model_write(
+            m.entry(name).or_default(),
+            usize::try_from(off).unwrap(),
+            &d,
+        );
+        v.commit().unwrap();
+    }
+    // Uncommitted changes are committed by close.
+    let id = v.create("late").unwrap();
+    v.write(id, 0, b"late").unwrap();
+    m.insert("late".into(), b"late".to_vec());
+    let mut v = cx.remount(v);
+    assert_state(&mut v, &m);
+    assert_eq!(
+        v.stats().recovered_commits,
+        0,
+        "close checkpoints: nothing to replay"
+    );
+    assert_eq!(v.stats().log_bytes, 0);
+    // Several close/mount cycles without changes keep everything.
+    for _ in 0..3 {
+        v = cx.remount(v);
+    }
+    assert_state(&mut v, &m);
+    // Without checkpoint_on_close the state comes back from the log.
+    let no_ckpt = VolumeOptions {
+        checkpoint_on_close: false,
+        ..cx.opts.clone()
+    };
+    let mut v = cx.remount_with(v, no_ckpt.clone());
+    let id = v.open("late").unwrap();
+    v.write(id, 4, b"r").unwrap();
+    model_write(m.get_mut("late").unwrap(), 4, b"r");
+    let mut v = cx.remount_with(v, no_ckpt);
+    assert!(v.stats().recovered_commits >= 1);
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
+fn checkpoint_then_remount<B: Backend>(cx: &mut Ctx<B>) {
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    let f = v.create("f").unwrap();
+    let d = pattern(50_000, 1);
+    v.write(f, 0, &d).unwrap();
+    m.insert("f".into(), d);
+    v.checkpoint().unwrap();
+    assert_eq!(v.stats().checkpoints, 1);
+    assert_eq!(v.stats().log_bytes, 0, "checkpoint starts a new log epoch");
+    // A checkpoint makes everything durable, whatever the durability level.
+    cx.assert_durable(&v, &m);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+    assert_eq!(v.stats().recovered_commits, 0);
+    // Log on top of a checkpoint, another checkpoint, crash.
+    let f = id_of(&v, "f");
+    v.write(f, 10_000, b"after checkpoint").unwrap();
+    model_write(m.get_mut("f").unwrap(), 10_000, b"after checkpoint");
+    v.commit().unwrap();
+    let g = v.create("g").unwrap();
+    v.write(g, 0, &[5; 7000]).unwrap();
+    m.insert("g".into(), vec![5; 7000]);
+    v.checkpoint().unwrap();
+    v.write(g, 0, b"x").unwrap();
+    model_write(m.get_mut("g").unwrap(), 0, b"x");
+    v.flush().unwrap();
+    cx.assert_durable(&v, &m);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+    assert_eq!(v.stats().recovered_commits, 1);
+    // Automatic checkpoints with a small threshold.
+    let small = VolumeOptions {
+        checkpoint_bytes: 64 << 10,
+        ..cx.opts.clone()
+    };
+    let mut v = cx.remount_with(v, small.clone());
+    let f = id_of(&v, "f");
+    for i in 0..40u64 {
+        let d = pattern(8000, 100 + i);
+        v.write(f, (i % 7) * 5000, &d).unwrap();
+        model_write(
+            m.get_mut("f").unwrap(),
+            usize::try_from((i % 7) * 5000).unwrap(),
+            &d,
+        );
+        v.commit().unwrap();
+    }
+    assert!(v.stats().checkpoints >= 2, "{:?}", v.stats());
+    let mut v = cx.remount_with(v, small);
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
+fn mount_in_other_buffer_mode<B: Backend>(cx: &mut Ctx<B>) {
+    let mode = cx.opts.buffer_mode;
+    let flipped = VolumeOptions {
+        buffer_mode: other(mode),
+        ..cx.opts.clone()
+    };
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    let f = v.create("f").unwrap();
+    let d = pattern(30_000, 9);
+    v.write(f, 0, &d).unwrap();
+    m.insert("f".into(), d);
+    let mut v = cx.remount_with(v, flipped.clone());
+    assert_eq!(v.options().buffer_mode, other(mode));
+    assert_state(&mut v, &m);
+    // Changes in the other mode, left in the log (crash), read back in the first mode.
+    let f = id_of(&v, "f");
+    v.write(f, 4000, b"other mode").unwrap();
+    v.set_len(f, 20_000).unwrap();
+    let wf = m.get_mut("f").unwrap();
+    model_write(wf, 4000, b"other mode");
+    wf.truncate(20_000);
+    let g = v.create("g").unwrap();
+    v.write(g, 5, b"g").unwrap();
+    m.insert("g".into(), b"\0\0\0\0\0g".to_vec());
+    v.flush().unwrap();
+    let st = v.into_storage_unflushed();
+    let st = cx.b.reopen(st);
+    let mut v = Volume::mount(st, cx.opts.clone()).unwrap();
+    assert_state(&mut v, &m);
+    let mut v = cx.remount_with(v, flipped);
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
+/// Physical calls per operation (the volume counts them whatever the backend).
+fn physical_call_accounting<B: Backend>(cx: &mut Ctx<B>) {
+    let mut v = cx.mount();
+    let a = v.create("a").unwrap();
+    v.write(a, 0, &[1; 100]).unwrap();
+    v.flush().unwrap();
+    // Make sure the file is loaded (Memory mode) so writes touch nothing physical.
+    v.read_to_vec(a).unwrap();
+
+    // Namespace changes never touch a physical file before commit.
+    let before = v.counters();
+    v.create("x").unwrap();
+    v.rename("x", "y").unwrap();
+    v.rename("a", "a1").unwrap();
+    v.rename("a1", "a").unwrap();
+    v.delete("y").unwrap();
+    let id = v.create("z").unwrap();
+    v.delete_id(id).unwrap();
+    assert_eq!(
+        v.counters().since(&before).total().calls(),
+        0,
+        "create/rename/delete made physical calls"
+    );
+    // A small write to a new file: nothing physical either, in both modes.
+    let b = v.create("b").unwrap();
+    v.write(b, 0, &[2; 50]).unwrap();
+    if cx.opts.buffer_mode == BufferMode::Memory {
+        v.write(a, 10, &[3; 10]).unwrap();
+    }
+    assert_eq!(v.counters().since(&before).total().calls(), 0);
+
+    // One commit of that small change.
+    let before = v.counters();
+    v.commit().unwrap();
+    let c = v.counters().since(&before);
+    let log = c.file(PhysicalFileId::Log);
+    let data = c.file(PhysicalFileId::Data);
+    let (writes, flushes) = match cx.durability() {
+        Durability::Strict => (1, 1),
+        Durability::Relaxed => (1, 0),
+        Durability::Buffered => (0, 0),
+    };
+    assert_eq!(
+        (log.writes, log.flushes),
+        (writes, flushes),
+        "commit under {:?}: {c:?}",
+        cx.durability()
+    );
+    assert_eq!(log.calls(), writes + flushes, "no other log call: {c:?}");
+    assert_eq!(data.calls(), 0, "commit never touches the data file: {c:?}");
+
+    // A second small commit costs the same.
+    let before = v.counters();
+    v.write(b, 0, &[4; 10]).unwrap();
+    v.commit().unwrap();
+    let c = v.counters().since(&before);
+    let log = c.file(PhysicalFileId::Log);
+    assert_eq!((log.writes, log.flushes), (writes, flushes), "{c:?}");
+    assert_eq!(c.file(PhysicalFileId::Data).calls(), 0, "{c:?}");
+    if cx.opts.buffer_mode == BufferMode::Memory {
+        assert_eq!(c.total().calls(), writes + flushes, "{c:?}");
+    } else {
+        // Disk mode reads the page being partly overwritten (from the log), nothing else.
+        assert_eq!(log.calls(), writes + flushes + log.reads, "{c:?}");
+        assert!(log.reads <= 1, "{c:?}");
+    }
+
+    // flush(): whatever is not yet written or flushed, one call each.
+    let before = v.counters();
+    v.flush().unwrap();
+    let c = v.counters().since(&before);
+    let log = c.file(PhysicalFileId::Log);
+    let want = match cx.durability() {
+        Durability::Strict => (0, 0),
+        Durability::Relaxed => (0, 1),
+        Durability::Buffered => (1, 1),
+    };
+    assert_eq!((log.writes, log.flushes), want, "flush: {c:?}");
+    assert_eq!(c.total().calls(), want.0 + want.1, "flush: {c:?}");
+
+    // Nothing to commit: commit and flush are free.
+    let before = v.counters();
+    v.commit().unwrap();
+    v.flush().unwrap();
+    assert_eq!(v.counters().since(&before).total().calls(), 0);
+
+    // A checkpoint: two data-file flushes, no log flush when the log is already flushed.
+    v.write(b, 0, &[5; 10]).unwrap();
+    v.flush().unwrap();
+    let before = v.counters();
+    v.checkpoint().unwrap();
+    let c = v.counters().since(&before);
+    assert_eq!(c.file(PhysicalFileId::Data).flushes, 2, "{c:?}");
+    assert_eq!(c.file(PhysicalFileId::Log).flushes, 0, "{c:?}");
+    assert_eq!(c.file(PhysicalFileId::Log).writes, 0, "{c:?}");
+
+    // Mount after a clean close reads superblocks and catalog, and writes nothing.
+    let v = cx.remount(v);
+    let c = v.counters();
+    assert_eq!(c.total().writes, 0, "mount wrote: {c:?}");
+    assert!(c.file(PhysicalFileId::Data).reads <= 2, "{c:?}");
+    v.close().unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The suite, per backend
+// ---------------------------------------------------------------------------------------------
+
+macro_rules! suite {
+    ($module:ident, $backend:ty) => {
+        mod $module {
+            use super::*;
+
+            #[test]
+            fn create_exists_already_exists() {
+                for_all_configs::<$backend>(super::create_exists_already_exists);
+            }
+            #[test]
+            fn invalid_names() {
+                for_all_configs::<$backend>(super::invalid_names);
+            }
+            #[test]
+            fn write_offsets_gaps_and_short_reads() {
+                for_all_configs::<$backend>(super::write_offsets_gaps_and_short_reads);
+            }
+            #[test]
+            fn set_len_shrink_grow() {
+                for_all_configs::<$backend>(super::set_len_shrink_grow);
+            }
+            #[test]
+            fn rename_semantics() {
+                for_all_configs::<$backend>(super::rename_semantics);
+            }
+            #[test]
+            fn delete_then_stale_id() {
+                for_all_configs::<$backend>(super::delete_then_stale_id);
+            }
+            #[test]
+            fn list_sorted_and_stat() {
+                for_all_configs::<$backend>(super::list_sorted_and_stat);
+            }
+            #[test]
+            fn large_file() {
+                for_all_configs::<$backend>(super::large_file);
+            }
+            #[test]
+            fn many_files() {
+                for_all_configs::<$backend>(super::many_files);
+            }
+            #[test]
+            fn close_remount_persistence() {
+                for_all_configs::<$backend>(super::close_remount_persistence);
+            }
+            #[test]
+            fn checkpoint_then_remount() {
+                for_all_configs::<$backend>(super::checkpoint_then_remount);
+            }
+            #[test]
+            fn mount_in_other_buffer_mode() {
+                for_all_configs::<$backend>(super::mount_in_other_buffer_mode);
+            }
+            #[test]
+            fn physical_call_accounting() {
+                for_all_configs::<$backend>(super::physical_call_accounting);
+            }
+        }
+    };
+}
+
+suite!(memory, Mem);
+suite!(std_file, Std);
+suite!(crash_sim, Crash);
+
+#[test]
+fn std_storage_second_open_is_busy() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = StdStorage::open(dir.path()).unwrap();
+    let mut v = Volume::mount(st, opts(BufferMode::Memory, Durability::Strict)).unwrap();
+    let f = v.create("f").unwrap();
+    v.write(f, 0, b"held").unwrap();
+    v.commit().unwrap();
+    match StdStorage::open(dir.path()) {
+        Err(StorageError::Busy { message }) => assert!(!message.is_empty()),
+        other => panic!("second open while mounted: {other:?}"),
+    }
+    // Still busy with the storage unmounted but alive.
+    let st = v.close().unwrap();
+    assert!(matches!(
+        StdStorage::open(dir.path()),
+        Err(StorageError::Busy { .. })
+    ));
+    drop(st);
+    let st = StdStorage::open(dir.path()).expect("free once the first is dropped");
+    let mut v = Volume::mount(st, opts(BufferMode::Disk, Durability::Strict)).unwrap();
+    let f = v.open("f").unwrap();
+    assert_eq!(v.read_to_vec(f).unwrap(), b"held");
+}
+
+#[test]
+fn std_storage_files_are_where_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = StdStorage::open(dir.path()).unwrap();
+    assert_eq!(st.dir(), dir.path());
+    let v = Volume::mount(st, opts(BufferMode::Memory, Durability::Strict)).unwrap();
+    v.close().unwrap();
+    for id in PhysicalFileId::ALL {
+        assert!(dir.path().join(id.file_name()).is_file(), "{id}");
+    }
+}
