@@ -4,6 +4,11 @@
 //!
 //! `cargo run --release -p opfs-vfs --example demo [-- FILES]`
 
+// Native only (std files). `cargo test --target wasm32-unknown-unknown` (wasm-pack test) builds
+// examples too: there this example is empty.
+#![cfg_attr(target_arch = "wasm32", no_main)]
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::time::Instant;
 
 use vfs::storage::{Counters, StdStorage};
@@ -12,7 +17,9 @@ use vfs::{BufferMode, Durability, Volume, VolumeOptions};
 const FILE_SIZE: usize = 1024;
 
 fn content(i: usize) -> Vec<u8> {
-    (0..FILE_SIZE).map(|j| (i * 31 + j * 7) as u8).collect()
+    (0..FILE_SIZE)
+        .map(|j| (i * 31 + j * 7).to_le_bytes()[0])
+        .collect()
 }
 
 struct Phase {
@@ -92,7 +99,6 @@ fn run(files: usize, mode: BufferMode, durability: Durability) -> vfs::Result<Ve
     assert_eq!(vol.list().len(), files / 2);
     mark("reopen+verify", &vol, &mut last);
     drop(vol);
-    drop(mark);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(phases)
 }

@@ -11,6 +11,11 @@
 //!   behind `cfg(target_arch = "wasm32")`.
 //! - [`Volume`]: the engine and its filesystem API (create, open, read, write, rename, delete,
 //!   set_len, list, stat, commit, flush, checkpoint, close).
+//! - [`sqlite`]: a SQLite VFS over a volume (built on rsqlite-vfs), registered under a name of
+//!   your choice; one flush per SQLite transaction under `Strict` durability.
+//! - `web` (wasm32 only): `web::install`, what a web app calls once in its worker: opens the
+//!   OPFS directory (`storage::OpfsStorage`), mounts the volume, registers the VFS; the
+//!   returned handle lists, exports, imports, deletes, wipes, flushes and closes.
 //!
 //! ## Environment
 //! Natively: any Unix. In the browser: a dedicated worker in a secure context (OPFS sync access
@@ -20,8 +25,11 @@
 
 mod error;
 pub mod format;
+pub mod sqlite;
 pub mod storage;
 mod volume;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 
 pub use error::{Error, Result};
 pub use volume::{
