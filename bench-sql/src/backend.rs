@@ -1,0 +1,105 @@
+//! The one seam between the harness and a storage: [`SqlBackend`].
+//!
+//! A backend owns whatever holds the database (a temp directory, a mounted volume and its VFS
+//! registration, an OPFS directory) and hands out `rusqlite` connections. The harness
+//! ([`crate::runner`]) calls the methods in this order, timing each call separately:
+//!
+//! ```text
+//! prepare → open → workload… → sync → close → reopen → verify… → close → cleanup
+//!  (timed)  (timed) (timed)    (timed) (timed)  (timed)  (timed)  (untimed) (untimed)
+//! ```
+//!
+//! `sync` and `reopen` are skipped for a backend that is not [`persistent`](SqlBackend::persistent).
+//!
+//! The lifecycle methods are `async` because browser backends await OPFS (opening directories,
+//! installing a pool); native ones are ready at once and run under [`crate::block_on`]. The
+//! workload itself is synchronous `rusqlite` on the returned connection, in the browser too
+//! (OPFS sync access handles). Everything is single-threaded: futures are not `Send`.
+
+use rusqlite::Connection;
+
+use crate::result::PhysicalCounters;
+use crate::BenchError;
+
+/// File name of the database inside a backend's storage.
+pub const DB_NAME: &str = "bench.db";
+
+/// Pragmas every connection gets after opening: SQLite's defaults, stated so that a changed
+/// default cannot change what is measured. `:memory:` keeps `journal_mode=memory` whatever is
+/// asked.
+pub const PRAGMAS: &str = "PRAGMA journal_mode=DELETE; PRAGMA synchronous=FULL;";
+
+/// Durability labels recorded in results: what a `COMMIT` that returned guarantees.
+pub mod durability {
+    /// Nothing outlives the connection.
+    pub const NONE: &str = "none: in memory, lost on close";
+    /// SQLite's unix VFS, `synchronous=FULL`: `fsync` before `COMMIT` returns.
+    pub const FSYNC_PER_COMMIT: &str = "power-loss safe: fsync per commit (synchronous=FULL)";
+    /// Our VFS at `Durability::Strict`: the commit is written and flushed before it returns.
+    pub const STRICT: &str = "power-loss safe: strict, one flush per commit";
+    /// Our VFS at `Durability::Relaxed`: written before it returns (survives a crash of the
+    /// process or tab), flushed later; power loss may lose a suffix of commits, never
+    /// consistency.
+    pub const RELAXED: &str = "crash safe, power loss may lose latest commits: relaxed";
+}
+
+/// A place SQLite keeps the benchmark database.
+///
+/// Contract, for every implementation:
+/// - [`prepare`](Self::prepare) leaves a fresh, empty state: nothing from an earlier run is
+///   visible afterwards. It may be called again after [`cleanup`](Self::cleanup).
+/// - [`open`](Self::open) and [`reopen`](Self::reopen) never wipe anything; every connection
+///   they return has [`PRAGMAS`] applied.
+/// - At most one connection is out at a time; it comes back through [`close`](Self::close)
+///   before the next `open`/`reopen`.
+/// - [`cleanup`](Self::cleanup) releases everything `prepare` and `open` acquired; it must
+///   succeed after any failure, including with a connection never returned.
+#[allow(async_fn_in_trait)] // single-threaded by design: no `Send` bound wanted on the futures
+pub trait SqlBackend {
+    /// Stable identifier used in results, tables and `--backends` filters
+    /// (e.g. `ours-disk-strict`).
+    fn name(&self) -> String;
+
+    /// What a returned `COMMIT` guarantees (one of [`durability`]'s labels).
+    fn durability(&self) -> &'static str;
+
+    /// Whether the database outlives its connection. If not, `sync` and `reopen` are not
+    /// applicable and are skipped.
+    fn persistent(&self) -> bool;
+
+    /// Wipes and sets up a fresh state (timed as preparation).
+    async fn prepare(&mut self) -> Result<(), BenchError>;
+
+    /// Initialization: mounts or installs whatever is needed and opens a connection to
+    /// [`DB_NAME`] (timed).
+    async fn open(&mut self) -> Result<Connection, BenchError>;
+
+    /// After the workload, makes everything committed durable (timed as the explicit sync).
+    /// Only called on persistent backends, with the workload's connection still open.
+    async fn sync(&mut self, conn: &Connection) -> Result<(), BenchError>;
+
+    /// Closes the connection and unmounts what `open` mounted, so that `reopen` starts from
+    /// what is stored (timed).
+    async fn close(&mut self, conn: Connection) -> Result<(), BenchError>;
+
+    /// Opens the stored database again after `close` (timed). Persistent backends only.
+    async fn reopen(&mut self) -> Result<Connection, BenchError> {
+        self.open().await
+    }
+
+    /// Releases and removes everything (not timed).
+    async fn cleanup(&mut self) -> Result<(), BenchError>;
+
+    /// Physical calls since the current mount, if this backend counts them. The harness
+    /// subtracts readings taken around each case.
+    fn counters(&self) -> Option<PhysicalCounters> {
+        None
+    }
+}
+
+/// Applies [`PRAGMAS`] to a new connection.
+pub fn apply_pragmas(conn: &Connection) -> Result<(), BenchError> {
+    // journal_mode returns a row; execute_script steps it.
+    crate::execute_script(conn, PRAGMAS)?;
+    Ok(())
+}

@@ -1,0 +1,475 @@
+//! Native backends: SQLite's `:memory:` (the memory-only reference), SQLite's unix VFS on a
+//! file (the native disk baseline), and our VFS over [`StdStorage`] files.
+//!
+//! File-backed backends work in a fresh temporary directory under a base directory chosen by
+//! the caller (put it on a real disk: on tmpfs an `fsync` costs nothing), created by `prepare`
+//! and removed by `cleanup`.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rusqlite::{Connection, OpenFlags};
+use tempfile::TempDir;
+use vfs::sqlite::{self, VfsHandle};
+use vfs::storage::StdStorage;
+use vfs::{BufferMode, Durability, Volume, VolumeOptions};
+
+use crate::backend::{apply_pragmas, durability, SqlBackend, DB_NAME};
+use crate::result::PhysicalCounters;
+use crate::BenchError;
+
+fn lifecycle(backend: &impl SqlBackend, message: &str) -> BenchError {
+    BenchError::Lifecycle {
+        backend: backend.name(),
+        message: message.to_owned(),
+    }
+}
+
+fn close_conn(conn: Connection) -> Result<(), BenchError> {
+    conn.close().map_err(|(_, e)| BenchError::Sql(e))
+}
+
+fn open_flags() -> OpenFlags {
+    OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+}
+
+// ----------------------------------------------------------------------------------------
+// :memory:
+// ----------------------------------------------------------------------------------------
+
+/// SQLite's in-memory database: the CPU-only reference. Not persistent.
+#[derive(Debug, Default)]
+pub struct MemoryBackend;
+
+impl SqlBackend for MemoryBackend {
+    fn name(&self) -> String {
+        "sqlite-memory".to_owned()
+    }
+
+    fn durability(&self) -> &'static str {
+        durability::NONE
+    }
+
+    fn persistent(&self) -> bool {
+        false
+    }
+
+    async fn prepare(&mut self) -> Result<(), BenchError> {
+        Ok(())
+    }
+
+    async fn open(&mut self) -> Result<Connection, BenchError> {
+        let conn = Connection::open_in_memory_with_flags(open_flags())?;
+        apply_pragmas(&conn)?;
+        Ok(conn)
+    }
+
+    async fn sync(&mut self, _conn: &Connection) -> Result<(), BenchError> {
+        Ok(())
+    }
+
+    async fn close(&mut self, conn: Connection) -> Result<(), BenchError> {
+        close_conn(conn)
+    }
+
+    async fn reopen(&mut self) -> Result<Connection, BenchError> {
+        Err(lifecycle(self, "an in-memory database cannot be reopened"))
+    }
+
+    async fn cleanup(&mut self) -> Result<(), BenchError> {
+        Ok(())
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// SQLite's unix VFS
+// ----------------------------------------------------------------------------------------
+
+/// SQLite's default (unix) VFS on `bench.db` in a temp directory, `journal_mode=DELETE`,
+/// `synchronous=FULL`: every commit creates, syncs and deletes a journal and fsyncs the database.
+#[derive(Debug)]
+pub struct UnixFileBackend {
+    base: PathBuf,
+    dir: Option<TempDir>,
+}
+
+impl UnixFileBackend {
+    /// Temp directories go under `base`.
+    pub fn new(base: impl Into<PathBuf>) -> Self {
+        Self {
+            base: base.into(),
+            dir: None,
+        }
+    }
+
+    fn db_path(&self) -> Result<PathBuf, BenchError> {
+        match &self.dir {
+            Some(d) => Ok(d.path().join(DB_NAME)),
+            None => Err(lifecycle(self, "open before prepare")),
+        }
+    }
+}
+
+impl SqlBackend for UnixFileBackend {
+    fn name(&self) -> String {
+        "sqlite-unix-file".to_owned()
+    }
+
+    fn durability(&self) -> &'static str {
+        durability::FSYNC_PER_COMMIT
+    }
+
+    fn persistent(&self) -> bool {
+        true
+    }
+
+    async fn prepare(&mut self) -> Result<(), BenchError> {
+        self.dir = None;
+        self.dir = Some(temp_dir_in(&self.base, "unix")?);
+        Ok(())
+    }
+
+    async fn open(&mut self) -> Result<Connection, BenchError> {
+        let conn = Connection::open_with_flags(self.db_path()?, open_flags())?;
+        apply_pragmas(&conn)?;
+        Ok(conn)
+    }
+
+    /// Nothing is pending: with `synchronous=FULL` every commit was fsynced before it returned.
+    async fn sync(&mut self, _conn: &Connection) -> Result<(), BenchError> {
+        Ok(())
+    }
+
+    async fn close(&mut self, conn: Connection) -> Result<(), BenchError> {
+        close_conn(conn)
+    }
+
+    async fn cleanup(&mut self) -> Result<(), BenchError> {
+        if let Some(dir) = self.dir.take() {
+            dir.close()?;
+        }
+        Ok(())
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// Our VFS over native files
+// ----------------------------------------------------------------------------------------
+
+/// Registration names must be unique per process while SQLite holds them; each mount gets one.
+static NEXT_REGISTRATION: AtomicU64 = AtomicU64::new(0);
+
+/// A mounted volume with our VFS registered over it.
+struct Mounted {
+    volume: Rc<RefCell<Volume<StdStorage>>>,
+    handle: VfsHandle<StdStorage>,
+}
+
+/// Our VFS (`vfs::sqlite`) over a [`Volume`] on [`StdStorage`] in a temp directory, in one
+/// buffer mode at one durability level. Initialization mounts the volume, registers the VFS and
+/// opens the connection; close closes the connection, unregisters and closes the volume
+/// (flush and checkpoint), so that reopen mounts from what is on disk.
+pub struct OursBackend {
+    base: PathBuf,
+    buffer_mode: BufferMode,
+    durability: Durability,
+    dir: Option<TempDir>,
+    mounted: Option<Mounted>,
+}
+
+impl std::fmt::Debug for OursBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OursBackend")
+            .field("name", &self.name())
+            .field("dir", &self.dir)
+            .field("mounted", &self.mounted.is_some())
+            .finish()
+    }
+}
+
+impl OursBackend {
+    /// Temp directories go under `base`.
+    pub fn new(base: impl Into<PathBuf>, buffer_mode: BufferMode, durability: Durability) -> Self {
+        Self {
+            base: base.into(),
+            buffer_mode,
+            durability,
+            dir: None,
+            mounted: None,
+        }
+    }
+
+    /// The four configurations we ship, Disk before Memory, Strict before Relaxed.
+    pub fn all(base: &Path) -> Vec<Self> {
+        let mut v = Vec::new();
+        for mode in [BufferMode::Disk, BufferMode::Memory] {
+            for durability in [Durability::Strict, Durability::Relaxed] {
+                v.push(Self::new(base, mode, durability));
+            }
+        }
+        v
+    }
+
+    fn mount(&mut self) -> Result<Connection, BenchError> {
+        if self.mounted.is_some() {
+            return Err(lifecycle(self, "open while already open"));
+        }
+        let dir = match &self.dir {
+            Some(d) => d.path().join("volume"),
+            None => return Err(lifecycle(self, "open before prepare")),
+        };
+        let opts = VolumeOptions {
+            buffer_mode: self.buffer_mode,
+            durability: self.durability,
+            ..VolumeOptions::default()
+        };
+        let volume = Volume::mount(StdStorage::open(dir)?, opts)?;
+        let volume = Rc::new(RefCell::new(volume));
+        let name = format!(
+            "bench-{}-{}",
+            self.name(),
+            NEXT_REGISTRATION.fetch_add(1, Ordering::Relaxed)
+        );
+        let handle = sqlite::register(&name, volume.clone(), false)?;
+        let conn = Connection::open_with_flags_and_vfs(DB_NAME, open_flags(), name.as_str());
+        self.mounted = Some(Mounted { volume, handle });
+        let conn = conn?;
+        apply_pragmas(&conn)?;
+        Ok(conn)
+    }
+
+    /// Unregisters the VFS and closes the volume (flush, checkpoint, release the files).
+    fn unmount(&mut self) -> Result<(), BenchError> {
+        let Some(Mounted { volume, handle }) = self.mounted.take() else {
+            return Ok(());
+        };
+        if let Err((handle, e)) = handle.unregister() {
+            // Files still open: keep the mount so that cleanup can retry after the connection
+            // is gone.
+            self.mounted = Some(Mounted { volume, handle });
+            return Err(e.into());
+        }
+        match Rc::try_unwrap(volume) {
+            Ok(volume) => {
+                volume.into_inner().close()?;
+                Ok(())
+            }
+            Err(_) => Err(lifecycle(self, "volume still shared after unregister")),
+        }
+    }
+}
+
+fn label(mode: BufferMode, durability: Durability) -> String {
+    let mode = match mode {
+        BufferMode::Disk => "disk",
+        BufferMode::Memory => "memory",
+    };
+    let durability = match durability {
+        Durability::Strict => "strict",
+        Durability::Relaxed => "relaxed",
+        Durability::Buffered => "buffered",
+    };
+    format!("ours-{mode}-{durability}")
+}
+
+impl SqlBackend for OursBackend {
+    fn name(&self) -> String {
+        label(self.buffer_mode, self.durability)
+    }
+
+    fn durability(&self) -> &'static str {
+        match self.durability {
+            Durability::Strict => durability::STRICT,
+            Durability::Relaxed => durability::RELAXED,
+            Durability::Buffered => "tab crash may lose latest commits: buffered",
+        }
+    }
+
+    fn persistent(&self) -> bool {
+        true
+    }
+
+    async fn prepare(&mut self) -> Result<(), BenchError> {
+        self.unmount()?;
+        self.dir = None;
+        self.dir = Some(temp_dir_in(&self.base, "ours")?);
+        Ok(())
+    }
+
+    async fn open(&mut self) -> Result<Connection, BenchError> {
+        self.mount()
+    }
+
+    /// `Volume::flush`: commits are written and flushed (a no-op under Strict, where the last
+    /// commit already flushed).
+    async fn sync(&mut self, _conn: &Connection) -> Result<(), BenchError> {
+        match &self.mounted {
+            Some(m) => Ok(m.volume.borrow_mut().flush()?),
+            None => Err(lifecycle(self, "sync while not open")),
+        }
+    }
+
+    async fn close(&mut self, conn: Connection) -> Result<(), BenchError> {
+        let closed = close_conn(conn);
+        let unmounted = self.unmount();
+        closed?;
+        unmounted
+    }
+
+    async fn cleanup(&mut self) -> Result<(), BenchError> {
+        let unmounted = self.unmount();
+        if let Some(dir) = self.dir.take() {
+            dir.close()?;
+        }
+        unmounted
+    }
+
+    fn counters(&self) -> Option<PhysicalCounters> {
+        let m = self.mounted.as_ref()?;
+        let total = m.volume.borrow().counters().total();
+        Some(PhysicalCounters {
+            flushes: total.flushes,
+            writes: total.writes,
+            bytes_written: total.written_bytes,
+            reads: total.reads,
+        })
+    }
+}
+
+fn temp_dir_in(base: &Path, prefix: &str) -> Result<TempDir, BenchError> {
+    std::fs::create_dir_all(base)?;
+    Ok(tempfile::Builder::new()
+        .prefix(&format!("bench-sql-{prefix}-"))
+        .tempdir_in(base)?)
+}
+
+// ----------------------------------------------------------------------------------------
+// The set
+// ----------------------------------------------------------------------------------------
+
+/// Any native backend (the trait's async methods make it unusable as `dyn`).
+#[derive(Debug)]
+pub enum NativeBackend {
+    /// `:memory:`.
+    Memory(MemoryBackend),
+    /// SQLite's unix VFS.
+    UnixFile(UnixFileBackend),
+    /// Our VFS.
+    Ours(OursBackend),
+}
+
+impl NativeBackend {
+    /// Every native backend, reference first: `:memory:`, unix file, then ours in the four
+    /// configurations. File backends work under `base`.
+    pub fn all(base: &Path) -> Vec<Self> {
+        let mut v = vec![
+            Self::Memory(MemoryBackend),
+            Self::UnixFile(UnixFileBackend::new(base)),
+        ];
+        v.extend(OursBackend::all(base).into_iter().map(Self::Ours));
+        v
+    }
+}
+
+macro_rules! each {
+    ($self:ident, $b:ident => $e:expr) => {
+        match $self {
+            NativeBackend::Memory($b) => $e,
+            NativeBackend::UnixFile($b) => $e,
+            NativeBackend::Ours($b) => $e,
+        }
+    };
+}
+
+impl SqlBackend for NativeBackend {
+    fn name(&self) -> String {
+        each!(self, b => b.name())
+    }
+    fn durability(&self) -> &'static str {
+        each!(self, b => b.durability())
+    }
+    fn persistent(&self) -> bool {
+        each!(self, b => b.persistent())
+    }
+    async fn prepare(&mut self) -> Result<(), BenchError> {
+        each!(self, b => b.prepare().await)
+    }
+    async fn open(&mut self) -> Result<Connection, BenchError> {
+        each!(self, b => b.open().await)
+    }
+    async fn sync(&mut self, conn: &Connection) -> Result<(), BenchError> {
+        each!(self, b => b.sync(conn).await)
+    }
+    async fn close(&mut self, conn: Connection) -> Result<(), BenchError> {
+        each!(self, b => b.close(conn).await)
+    }
+    async fn reopen(&mut self) -> Result<Connection, BenchError> {
+        each!(self, b => b.reopen().await)
+    }
+    async fn cleanup(&mut self) -> Result<(), BenchError> {
+        each!(self, b => b.cleanup().await)
+    }
+    fn counters(&self) -> Option<PhysicalCounters> {
+        each!(self, b => b.counters())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::Batch;
+    use crate::block_on;
+    use crate::runner::{run_batch, run_suite};
+    use crate::sql::{Suite, DEFAULT_SEED};
+
+    /// Every native backend runs a small suite and batch through the whole lifecycle, and
+    /// their verifications pass; ours reports counters.
+    #[test]
+    fn every_backend_small_run() {
+        let base = tempfile::tempdir().unwrap();
+        let suite = Suite::generate_scaled(DEFAULT_SEED, 50);
+        let batch = Batch::generate(DEFAULT_SEED, 200);
+        for mut backend in NativeBackend::all(base.path()) {
+            let name = backend.name();
+            let s =
+                block_on(run_suite(&mut backend, &suite)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(s.cases.len(), 16, "{name}");
+            assert!(s.total_ms >= s.test1_ms);
+            let b =
+                block_on(run_batch(&mut backend, &batch)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(b.rows, 200);
+            let persistent = backend.persistent();
+            assert_eq!(s.phases.reopen_ms.is_some(), persistent, "{name}");
+            assert_eq!(b.phases.verify_ms.is_some(), persistent, "{name}");
+            let counted = matches!(backend, NativeBackend::Ours(_));
+            assert_eq!(s.cases[0].counters.is_some(), counted, "{name}");
+            if let Some(c) = s.cases[0].counters {
+                // Test 1 is autocommit: 20 INSERTs plus CREATE TABLE, each at least one write.
+                assert!(c.writes >= 21, "{name}: {c:?}");
+                if name.ends_with("strict") {
+                    assert!(c.flushes >= 21, "{name}: {c:?}");
+                }
+            }
+            // Fresh state again: a second run works the same.
+            block_on(run_batch(&mut backend, &batch)).unwrap();
+        }
+        // cleanup removed every temp directory.
+        assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
+    }
+
+    /// The suite's reopen check catches a table that did not get dropped.
+    #[test]
+    fn suite_verification_detects_leftover_table() {
+        let base = tempfile::tempdir().unwrap();
+        let mut suite = Suite::generate_scaled(DEFAULT_SEED, 100);
+        suite.cases[15].sql = "DROP TABLE t1; DROP TABLE t2;".to_owned();
+        let mut backend = UnixFileBackend::new(base.path());
+        let err = block_on(run_suite(&mut backend, &suite)).unwrap_err();
+        assert!(matches!(err, BenchError::Verify(_)), "{err}");
+        assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
+    }
+}
