@@ -32,6 +32,9 @@ pub const MAX_FILE_SIZE: u64 = 1 << 53;
 /// Largest single read when Memory mode loads contents.
 const LOAD_WINDOW: u64 = 4 << 20;
 
+/// Largest log write kept in memory after it is written (see `Volume::recent`).
+const RECENT_MAX: usize = 256 << 10;
+
 /// Where logical file contents live while the volume is mounted. Both modes use the same
 /// on-disk format; a volume written in one opens in the other.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -278,6 +281,9 @@ pub struct Volume<S: Storage> {
     chain: u64,
     next_txn_seq: u64,
     oldest_unflushed: Option<Instant>,
+    /// The last buffer written to the log (at most [`RECENT_MAX`] bytes) and its offset.
+    recent: Vec<u8>,
+    recent_at: u64,
     /// Random nonce of this mount, hashed into every frame (see `format::decode_frame`).
     session: u32,
     /// Whether the data file has been flushed during this mount. Until it has, the superblock
@@ -367,6 +373,8 @@ impl<S: Storage> Volume<S> {
             chain,
             next_txn_seq: sb.next_txn_seq,
             oldest_unflushed: None,
+            recent: Vec::new(),
+            recent_at: 0,
             session: mount_nonce(),
             data_flushed: false,
             stats: VolumeStats::default(),
@@ -1115,7 +1123,11 @@ impl<S: Storage> Volume<S> {
     fn read_log_range(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let end = offset + buf.len() as u64;
         let split = usize_of(self.log_written.clamp(offset, end) - offset)?;
-        if split > 0 {
+        let recent_end = self.recent_at + self.recent.len() as u64;
+        if split > 0 && offset >= self.recent_at && offset + split as u64 <= recent_end {
+            let s = usize_of(offset - self.recent_at)?;
+            buf[..split].copy_from_slice(&self.recent[s..s + split]);
+        } else if split > 0 {
             let n = self.read_phys(PhysicalFileId::Log, offset, &mut buf[..split])?;
             if n != split {
                 return Err(corrupt(
@@ -1467,8 +1479,16 @@ impl<S: Storage> Volume<S> {
             let err = Error::from_storage(log, e);
             return Err(self.poison(err));
         }
+        // Keep what was just written (if small): Disk mode reads recently committed pages,
+        // e.g. SQLite's page 1 at every transaction start, without a physical call.
+        let at = self.log_written;
         self.log_written += self.log_buf.len() as u64;
+        std::mem::swap(&mut self.log_buf, &mut self.recent);
+        self.recent_at = at;
         self.log_buf.clear();
+        if self.recent.len() > RECENT_MAX {
+            self.recent = Vec::new();
+        }
         Ok(())
     }
 
@@ -1661,6 +1681,9 @@ impl<S: Storage> Volume<S> {
         }
         self.log_written = 0;
         self.log_flushed = 0;
+        // Log offsets restart at 0: the kept buffer belongs to the old epoch.
+        self.recent.clear();
+        self.recent_at = 0;
         self.data_flushed = true;
         self.stats.checkpoints += 1;
         Ok(())
