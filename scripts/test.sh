@@ -21,7 +21,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export PATH="$HOME/.cargo/bin:$PATH"
 
-BROWSER_TEST_CRATES="${BROWSER_TEST_CRATES:-vfs}"
+BROWSER_TEST_CRATES="${BROWSER_TEST_CRATES:-vfs bench-sql bench-fs}"
 SKIP_BROWSER_TESTS="${SKIP_BROWSER_TESTS:-0}"
 
 now_us() { local t="${EPOCHREALTIME/[.,]/}"; echo "$((10#$t))"; }

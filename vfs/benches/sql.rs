@@ -14,6 +14,10 @@
 //!
 //! `cargo bench -p opfs-vfs --bench sql`
 
+// Native only: `wasm-pack test` builds benches too; there this file is empty.
+#![cfg_attr(target_arch = "wasm32", no_main)]
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;

@@ -1,0 +1,480 @@
+//! The browser backend: each physical file is one OPFS `FileSystemSyncAccessHandle`.
+//!
+//! # Environment
+//! - A **dedicated worker** in a secure context. Sync access handles exist nowhere else (not on
+//!   the main thread, not in shared or service workers); [`OpfsStorage::open`] checks this first
+//!   and returns a clear [`StorageError`] instead of failing later.
+//! - OPFS must be available: `navigator.storage.getDirectory()` must exist and resolve. Private
+//!   browsing modes may reject it; that becomes [`StorageError::Platform`] with the browser's
+//!   error name and message.
+//! - One owner per directory: a sync access handle is exclusive, so a second
+//!   [`OpfsStorage::open`] of the same directory (another tab, another worker, or this worker
+//!   while the first storage is alive) gets [`StorageError::Busy`].
+//!
+//! # Layout
+//! The volume lives in one OPFS directory (a name, or a `/`-separated path, created if absent)
+//! holding the files of [`PhysicalFileId::ALL`] (`volume.data`, `volume.log`). Every handle is
+//! opened once here and closed when the [`OpfsStorage`] is dropped: no OPFS file is created,
+//! opened, closed or removed while the volume is mounted (each of those costs milliseconds,
+//! tens of milliseconds in Firefox; see the project's OPFS notes).
+//!
+//! # Browser quirks handled here
+//! - Offsets and lengths cross into JavaScript as `f64`: every value is checked against 2^53
+//!   first ([`StorageError::OutOfRange`]), never rounded.
+//! - `write()` returns a byte count. At the quota limit it can be short, and Chrome has been seen
+//!   returning a huge bogus count: anything but exactly `data.len()` is
+//!   [`StorageError::ShortWrite`].
+//! - Browser exceptions keep their JavaScript `name` and `message`. `QuotaExceededError` becomes
+//!   [`StorageError::QuotaExceeded`]; `NoModificationAllowedError` from
+//!   `createSyncAccessHandle()` becomes [`StorageError::Busy`].
+//! - `getSize()` and `truncate()` are full calls (about 0.1–0.3 ms each in Firefox): the volume
+//!   only calls [`PhysicalFile::len`] at mount, so no size is cached here.
+
+use js_sys::{Array, Function, Promise, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    DedicatedWorkerGlobalScope, DomException, FileSystemDirectoryHandle, FileSystemFileHandle,
+    FileSystemGetDirectoryOptions, FileSystemGetFileOptions, FileSystemReadWriteOptions,
+    FileSystemRemoveOptions, FileSystemSyncAccessHandle,
+};
+
+use super::{PhysicalFile, PhysicalFileId, Storage, StorageError, StorageResult};
+
+/// Largest offset or length that survives the trip through a JavaScript number exactly.
+const MAX_JS_SAFE: u64 = 1 << 53;
+
+/// The message of the error returned outside a dedicated worker.
+pub const NEED_DEDICATED_WORKER: &str = "OPFS sync access handles need a dedicated worker";
+
+/// Checks that `offset + len` stays within 2^53 and returns `offset` as an exact `f64`.
+fn js_offset(offset: u64, len: usize) -> StorageResult<f64> {
+    let end = offset
+        .checked_add(len as u64)
+        .ok_or(StorageError::OutOfRange { value: offset })?;
+    if end > MAX_JS_SAFE {
+        return Err(StorageError::OutOfRange { value: end });
+    }
+    // Exact: offset <= 2^53.
+    Ok(offset as f64)
+}
+
+/// A count returned by the browser as a JavaScript number, if it is a non-negative integer
+/// within 2^53.
+fn js_count(value: f64) -> Option<u64> {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_JS_SAFE as f64 {
+        // Exact: a non-negative integer <= 2^53.
+        #[allow(clippy::cast_possible_truncation)]
+        Some(value as u64)
+    } else {
+        None
+    }
+}
+
+/// The JavaScript `name` and `message` of a thrown value (a `DOMException`, an `Error`, or
+/// anything else).
+fn js_name_message(err: &JsValue) -> (String, String) {
+    if let Some(e) = err.dyn_ref::<DomException>() {
+        return (e.name(), e.message());
+    }
+    let prop = |key: &str| {
+        if err.is_object() {
+            Reflect::get(err, &JsValue::from_str(key))
+                .ok()
+                .and_then(|v| v.as_string())
+        } else {
+            None
+        }
+    };
+    match (prop("name"), prop("message")) {
+        (Some(name), Some(message)) => (name, message),
+        (name, _) => (
+            name.unwrap_or_else(|| "Error".to_owned()),
+            err.as_string().unwrap_or_else(|| format!("{err:?}")),
+        ),
+    }
+}
+
+/// Maps a JavaScript exception from operation `op` to a [`StorageError`], keeping its cause.
+fn js_error(op: &'static str, err: &JsValue) -> StorageError {
+    let (name, message) = js_name_message(err);
+    if name == "QuotaExceededError" {
+        return StorageError::QuotaExceeded {
+            message: format!("{op}: {name}: {message}"),
+        };
+    }
+    StorageError::Platform { op, name, message }
+}
+
+/// Calls `target[method](...args)` where the method may be missing (older browsers, insecure
+/// contexts): a missing method is reported as an `Unsupported` platform error, a synchronous
+/// throw is caught, and the returned promise is awaited.
+async fn call_async(
+    op: &'static str,
+    target: &JsValue,
+    method: &str,
+    args: &[&JsValue],
+) -> StorageResult<JsValue> {
+    let missing = || StorageError::Platform {
+        op,
+        name: "Unsupported".to_owned(),
+        message: format!("{method}() is not available here (is OPFS supported and enabled?)"),
+    };
+    if !target.is_object() {
+        return Err(missing());
+    }
+    let f = Reflect::get(target, &JsValue::from_str(method)).map_err(|e| js_error(op, &e))?;
+    let f: Function = f.dyn_into().map_err(|_| missing())?;
+    let args: Array = args.iter().copied().collect();
+    let ret = Reflect::apply(&f, target, &args).map_err(|e| js_error(op, &e))?;
+    JsFuture::from(Promise::resolve(&ret))
+        .await
+        .map_err(|e| js_error(op, &e))
+}
+
+/// The OPFS root directory, after checking that this is a dedicated worker with OPFS.
+async fn opfs_root() -> StorageResult<FileSystemDirectoryHandle> {
+    let global = js_sys::global();
+    if global.dyn_ref::<DedicatedWorkerGlobalScope>().is_none() {
+        return Err(StorageError::Platform {
+            op: "open",
+            name: "NotADedicatedWorker".to_owned(),
+            message: NEED_DEDICATED_WORKER.to_owned(),
+        });
+    }
+    let unavailable = |what: &str| StorageError::Platform {
+        op: "getDirectory",
+        name: "Unsupported".to_owned(),
+        message: format!(
+            "OPFS is not available: {what} (needs a secure context and a browser with the \
+             origin private file system; private browsing may disable it)"
+        ),
+    };
+    let navigator = Reflect::get(&global, &JsValue::from_str("navigator"))
+        .map_err(|e| js_error("getDirectory", &e))?;
+    if !navigator.is_object() {
+        return Err(unavailable("no navigator"));
+    }
+    let storage = Reflect::get(&navigator, &JsValue::from_str("storage"))
+        .map_err(|e| js_error("getDirectory", &e))?;
+    if !storage.is_object() {
+        return Err(unavailable("no navigator.storage"));
+    }
+    let root = call_async("getDirectory", &storage, "getDirectory", &[]).await?;
+    root.dyn_into::<FileSystemDirectoryHandle>()
+        .map_err(|_| unavailable("getDirectory() did not return a directory handle"))
+}
+
+/// The components of a `/`-separated directory path; empty components are an error.
+fn dir_components(dir: &str) -> StorageResult<Vec<&str>> {
+    let parts: Vec<&str> = dir.split('/').collect();
+    if parts
+        .iter()
+        .any(|p| p.is_empty() || *p == "." || *p == "..")
+    {
+        return Err(StorageError::Platform {
+            op: "getDirectoryHandle",
+            name: "TypeError".to_owned(),
+            message: format!("invalid OPFS directory name {dir:?}"),
+        });
+    }
+    Ok(parts)
+}
+
+async fn sub_directory(
+    parent: &FileSystemDirectoryHandle,
+    name: &str,
+    create: bool,
+) -> StorageResult<FileSystemDirectoryHandle> {
+    let opts = FileSystemGetDirectoryOptions::new();
+    opts.set_create(create);
+    let dir = call_async(
+        "getDirectoryHandle",
+        parent,
+        "getDirectoryHandle",
+        &[&JsValue::from_str(name), &opts],
+    )
+    .await?;
+    dir.dyn_into().map_err(|v| StorageError::Platform {
+        op: "getDirectoryHandle",
+        name: "TypeError".to_owned(),
+        message: format!("not a directory handle: {v:?}"),
+    })
+}
+
+/// The origin's storage use as the browser estimates it (all storage APIs, not only this
+/// volume; browsers round and pad these figures).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OriginUsage {
+    /// Bytes used by the origin, if reported.
+    pub usage_bytes: Option<u64>,
+    /// Bytes the origin may use, if reported.
+    pub quota_bytes: Option<u64>,
+}
+
+/// Owns one sync access handle and closes it when dropped.
+#[derive(Debug)]
+struct SyncHandle(FileSystemSyncAccessHandle);
+
+impl Drop for SyncHandle {
+    fn drop(&mut self) {
+        // close() never throws (closing twice is a no-op); it releases the exclusive lock.
+        self.0.close();
+    }
+}
+
+/// One physical file: an open OPFS sync access handle.
+#[derive(Debug)]
+pub struct OpfsFile {
+    id: PhysicalFileId,
+    handle: SyncHandle,
+}
+
+impl OpfsFile {
+    async fn open(
+        dir: &FileSystemDirectoryHandle,
+        dir_name: &str,
+        id: PhysicalFileId,
+    ) -> StorageResult<Self> {
+        let opts = FileSystemGetFileOptions::new();
+        opts.set_create(true);
+        let file = call_async(
+            "getFileHandle",
+            dir,
+            "getFileHandle",
+            &[&JsValue::from_str(id.file_name()), &opts],
+        )
+        .await?;
+        let file: FileSystemFileHandle = file.dyn_into().map_err(|v| StorageError::Platform {
+            op: "getFileHandle",
+            name: "TypeError".to_owned(),
+            message: format!("not a file handle: {v:?}"),
+        })?;
+        let handle = match call_async("open", &file, "createSyncAccessHandle", &[]).await {
+            Ok(h) => h,
+            Err(StorageError::Platform { name, message, .. })
+                if name == "NoModificationAllowedError" =>
+            {
+                // The spec's (and both engines') error for a file whose lock is held.
+                return Err(StorageError::Busy {
+                    message: format!(
+                        "the volume in OPFS directory {dir_name:?} is open in another tab or \
+                         worker (createSyncAccessHandle on {id}: {name}: {message})"
+                    ),
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        let handle: FileSystemSyncAccessHandle =
+            handle.dyn_into().map_err(|v| StorageError::Platform {
+                op: "open",
+                name: "TypeError".to_owned(),
+                message: format!("not a sync access handle: {v:?}"),
+            })?;
+        Ok(Self {
+            id,
+            handle: SyncHandle(handle),
+        })
+    }
+
+    /// Which physical file this is.
+    pub fn id(&self) -> PhysicalFileId {
+        self.id
+    }
+}
+
+fn at(offset: f64) -> FileSystemReadWriteOptions {
+    let opts = FileSystemReadWriteOptions::new();
+    opts.set_at(offset);
+    opts
+}
+
+impl PhysicalFile for OpfsFile {
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> StorageResult<usize> {
+        js_offset(offset, buf.len())?;
+        let mut done = 0usize;
+        // One call in practice; the loop only guards against a browser returning a partial
+        // read before end of file (it then costs one more call, which returns 0 at the end).
+        while done < buf.len() {
+            let pos = js_offset(offset + done as u64, buf.len() - done)?;
+            let n = self
+                .handle
+                .0
+                .read_with_u8_array_and_options(&mut buf[done..], &at(pos))
+                .map_err(|e| js_error("read", &e))?;
+            let n = match js_count(n).and_then(|n| usize::try_from(n).ok()) {
+                Some(n) if n <= buf.len() - done => n,
+                _ => {
+                    return Err(StorageError::Platform {
+                        op: "read",
+                        name: "RangeError".to_owned(),
+                        message: format!(
+                            "read() returned {n} for a {}-byte buffer at offset {}",
+                            buf.len() - done,
+                            offset + done as u64
+                        ),
+                    })
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            done += n;
+        }
+        Ok(done)
+    }
+
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> StorageResult<()> {
+        let pos = js_offset(offset, data.len())?;
+        let n = self
+            .handle
+            .0
+            .write_with_u8_array_and_options(data, &at(pos))
+            .map_err(|e| js_error("write", &e))?;
+        let requested = data.len() as u64;
+        match js_count(n) {
+            Some(written) if written == requested => Ok(()),
+            // Short (quota) or bogus (negative, fractional, NaN, larger than asked).
+            _ => Err(StorageError::ShortWrite {
+                offset,
+                requested,
+                // As reported (saturating; NaN and negatives as 0), even if larger than asked.
+                #[allow(clippy::cast_possible_truncation)]
+                written: n as u64,
+            }),
+        }
+    }
+
+    fn len(&mut self) -> StorageResult<u64> {
+        let size = self
+            .handle
+            .0
+            .get_size()
+            .map_err(|e| js_error("getSize", &e))?;
+        js_count(size).ok_or_else(|| StorageError::Platform {
+            op: "getSize",
+            name: "RangeError".to_owned(),
+            message: format!("getSize() returned {size}"),
+        })
+    }
+
+    fn set_len(&mut self, len: u64) -> StorageResult<()> {
+        let len = js_offset(len, 0)?;
+        self.handle
+            .0
+            .truncate_with_f64(len)
+            .map_err(|e| js_error("truncate", &e))
+    }
+
+    fn flush(&mut self) -> StorageResult<()> {
+        self.handle.0.flush().map_err(|e| js_error("flush", &e))
+    }
+}
+
+/// The physical files of a volume in one OPFS directory. Dropping it closes every handle.
+#[derive(Debug)]
+pub struct OpfsStorage {
+    dir: String,
+    files: [OpfsFile; 2],
+}
+
+impl OpfsStorage {
+    /// Opens (creating if needed) the directory `dir_name` (a name or a `/`-separated path
+    /// under the OPFS root) and a sync access handle on each physical file.
+    ///
+    /// Errors: outside a dedicated worker, or without OPFS, a [`StorageError::Platform`] saying
+    /// so; [`StorageError::Busy`] if another tab or worker (or another live `OpfsStorage`)
+    /// holds the directory. Handles opened before a failure are closed again.
+    pub async fn open(dir_name: &str) -> StorageResult<Self> {
+        let parts = dir_components(dir_name)?;
+        let mut dir = opfs_root().await?;
+        for part in parts {
+            dir = sub_directory(&dir, part, true).await?;
+        }
+        let data = OpfsFile::open(&dir, dir_name, PhysicalFileId::Data).await?;
+        let log = OpfsFile::open(&dir, dir_name, PhysicalFileId::Log).await?;
+        Ok(Self {
+            dir: dir_name.to_owned(),
+            files: [data, log],
+        })
+    }
+
+    /// Removes the directory `dir_name` and everything in it. Succeeds if it does not exist.
+    /// Fails (typically [`StorageError::Busy`]) while an [`OpfsStorage`] on it is open.
+    pub async fn remove_dir(dir_name: &str) -> StorageResult<()> {
+        let parts = dir_components(dir_name)?;
+        let Some((last, parents)) = parts.split_last() else {
+            return Ok(()); // unreachable: split yields at least one part
+        };
+        let mut dir = opfs_root().await?;
+        for part in parents {
+            match sub_directory(&dir, part, false).await {
+                Ok(d) => dir = d,
+                Err(StorageError::Platform { name, .. }) if name == "NotFoundError" => {
+                    return Ok(())
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let opts = FileSystemRemoveOptions::new();
+        opts.set_recursive(true);
+        match call_async(
+            "removeEntry",
+            &dir,
+            "removeEntry",
+            &[&JsValue::from_str(last), &opts],
+        )
+        .await
+        {
+            Ok(_) => Ok(()),
+            Err(StorageError::Platform { name, .. }) if name == "NotFoundError" => Ok(()),
+            Err(StorageError::Platform { name, message, .. })
+                if name == "NoModificationAllowedError" || name == "InvalidModificationError" =>
+            {
+                Err(StorageError::Busy {
+                    message: format!(
+                        "cannot remove OPFS directory {dir_name:?}: a file in it is open \
+                         (here, or in another tab or worker) ({name}: {message})"
+                    ),
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// What the browser says this origin uses and may use (`navigator.storage.estimate()`).
+    /// Needs a worker or window with `navigator.storage`.
+    pub async fn estimate() -> StorageResult<OriginUsage> {
+        let global = js_sys::global();
+        let navigator = Reflect::get(&global, &JsValue::from_str("navigator"))
+            .map_err(|e| js_error("estimate", &e))?;
+        let storage = if navigator.is_object() {
+            Reflect::get(&navigator, &JsValue::from_str("storage"))
+                .map_err(|e| js_error("estimate", &e))?
+        } else {
+            JsValue::UNDEFINED
+        };
+        let estimate = call_async("estimate", &storage, "estimate", &[]).await?;
+        let field = |key: &str| {
+            Reflect::get(&estimate, &JsValue::from_str(key))
+                .ok()
+                .and_then(|v| v.as_f64())
+                .and_then(js_count)
+        };
+        Ok(OriginUsage {
+            usage_bytes: field("usage"),
+            quota_bytes: field("quota"),
+        })
+    }
+
+    /// The directory name this storage was opened with.
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+}
+
+impl Storage for OpfsStorage {
+    fn file(&mut self, id: PhysicalFileId) -> &mut dyn PhysicalFile {
+        &mut self.files[id.index()]
+    }
+}

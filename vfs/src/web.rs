@@ -1,0 +1,432 @@
+//! # In the browser: [`install`] once in a dedicated worker
+//!
+//! [`install`] opens the volume's OPFS directory ([`OpfsStorage`]), mounts the [`Volume`]
+//! (recovering the last commit) and registers the SQLite VFS over it. The returned [`Installed`]
+//! handle lists, exports, imports and deletes files, reports usage, flushes and closes; its
+//! [`Installed::with_volume`] gives the volume's filesystem API for files that are not SQLite
+//! databases. rusqlite then works unchanged:
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use vfs::sqlite::rusqlite::{Connection, OpenFlags};
+//! use vfs::web::{install, InstallOptions};
+//!
+//! let mut installed = install(InstallOptions {
+//!     directory: "my-app".into(),
+//!     ..InstallOptions::default()
+//! })
+//! .await?;
+//! let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
+//! let conn = Connection::open_with_flags_and_vfs("app.db", flags, installed.vfs_name())?;
+//! conn.execute_batch("CREATE TABLE IF NOT EXISTS t(x); INSERT INTO t VALUES (1);")?;
+//! drop(conn);
+//! let backup: Vec<u8> = installed.export("app.db")?;
+//! installed.close()?;
+//! # let _ = backup; Ok(()) }
+//! ```
+//! `vfs/examples/worker.rs` is a complete worker with its JavaScript side.
+//!
+//! ## Environment and errors
+//! - A **dedicated worker** in a secure context (`https:` or `localhost`). On the main thread,
+//!   in a shared or service worker, [`install`] fails with [`InstallError::Unsupported`] ("OPFS
+//!   sync access handles need a dedicated worker"); so it does without OPFS (old browsers,
+//!   private browsing that disables it). COOP/COEP headers are not needed.
+//! - One owner per directory: while a volume is installed, a second [`install`] of the same
+//!   directory (in this worker, another worker or another tab) fails, after
+//!   [`InstallOptions::busy_timeout`], with [`InstallError::Busy`], which says so. Closing the
+//!   volume, or the worker ending, releases it. To share one database between tabs, run it in
+//!   one worker and send it queries. Terminate the worker on the page's `pagehide` event: seen
+//!   in Firefox, a reloaded page stays in the back-forward cache with its worker and handles,
+//!   and the new page's worker finds the volume busy.
+//! - Storage full: a commit that runs out of quota (or gets a short write, or a bogus byte
+//!   count) fails with `SQLITE_FULL`; nothing committed before is lost. The volume then refuses further work
+//!   until it is installed again ([`Installed::close`], then [`install`]), which recovers the
+//!   last durable commit. A corrupt volume fails [`install`] with [`InstallError::Volume`]
+//!   holding [`Error::Corrupt`], which names the structure, file and byte offset.
+//! - Everything here is synchronous once installed (the sync access handles are), so SQLite
+//!   calls block the worker, not the page.
+//!
+//! ## Durability
+//! [`InstallOptions::durability`] chooses what a commit waits for (see [`Durability`]):
+//! `Strict` flushes every commit, `Relaxed` and `Buffered` trade the newest commits on power
+//! loss (or, for `Buffered`, on a tab crash) for fewer flushes. Call [`Installed::flush`] from a
+//! timer or on `visibilitychange` to bound what they may lose. Dropping [`Installed`] without
+//! [`Installed::close`] tries to close (flush and checkpoint) and ignores errors.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::rc::Rc;
+use std::time::Duration;
+
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_time::Instant;
+
+use crate::sqlite::{self, RegisterError, SharedVolume, VfsHandle, VfsOptions};
+use crate::storage::{OpfsStorage, OriginUsage, StorageError};
+use crate::{BufferMode, Durability, Error, Metadata, Volume, VolumeOptions, VolumeStats};
+
+/// Options of [`install`]. `Default`: VFS `"opfs-vfs"` in OPFS directory `"opfs-vfs"`, Memory
+/// buffer mode, Strict durability, not SQLite's default VFS, 1 s busy timeout.
+#[derive(Clone, Debug)]
+pub struct InstallOptions {
+    /// The name connections use to select the VFS
+    /// (`Connection::open_with_flags_and_vfs(path, flags, vfs_name)`).
+    pub vfs_name: String,
+    /// The OPFS directory holding the volume (a name, or a `/`-separated path); created if
+    /// absent.
+    pub directory: String,
+    /// Where file contents live while mounted: `Memory` (reads never touch OPFS; memory use is
+    /// the size of the files opened) or `Disk` (bounded memory).
+    pub buffer_mode: BufferMode,
+    /// What a commit waits for.
+    pub durability: Durability,
+    /// Make this SQLite's default VFS (used by connections that name none).
+    pub make_default: bool,
+    /// How long [`install`] keeps retrying while the directory is held elsewhere before it
+    /// fails with [`InstallError::Busy`]: a margin for a browser that releases a terminated
+    /// worker's handles a moment late. (In Chromium 156 and Firefox ESR 153 they were free
+    /// at once after `terminate()`; a page kept in the back-forward cache holds them until it
+    /// is evicted, which no timeout covers: terminate the worker on `pagehide`.)
+    /// `Duration::ZERO` fails at once.
+    pub busy_timeout: Duration,
+}
+
+impl Default for InstallOptions {
+    fn default() -> Self {
+        Self {
+            vfs_name: "opfs-vfs".to_owned(),
+            directory: "opfs-vfs".to_owned(),
+            buffer_mode: BufferMode::Memory,
+            durability: Durability::Strict,
+            make_default: false,
+            busy_timeout: Duration::from_secs(1),
+        }
+    }
+}
+
+impl InstallOptions {
+    /// The volume options these select (the others at their defaults).
+    pub fn volume_options(&self) -> VolumeOptions {
+        VolumeOptions {
+            buffer_mode: self.buffer_mode,
+            durability: self.durability,
+            ..VolumeOptions::default()
+        }
+    }
+}
+
+/// Errors of [`install`] and of the [`Installed`] handle.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InstallError {
+    /// Not available here: not a dedicated worker, or no OPFS (e.g. private browsing).
+    #[error("{message}")]
+    Unsupported {
+        /// What is missing, with the browser's error if there was one.
+        message: String,
+    },
+    /// The volume is open elsewhere (another tab or worker, or an earlier [`install`] here).
+    #[error("volume is busy: {message}")]
+    Busy {
+        /// Who holds it, as far as the browser says.
+        message: String,
+    },
+    /// Opening the OPFS files failed otherwise (the browser's error name and message kept).
+    #[error("cannot open the OPFS volume: {0}")]
+    Storage(StorageError),
+    /// The volume refused (corrupt at mount, out of space, I/O error, ...).
+    #[error("{0}")]
+    Volume(#[from] Error),
+    /// SQLite refused the VFS registration (e.g. the name is taken).
+    #[error("{0}")]
+    Register(#[from] RegisterError),
+    /// SQLite files of this VFS are still open: drop the connections first.
+    #[error("{0} SQLite file(s) of this VFS are still open; drop the connections first")]
+    FilesOpen(usize),
+    /// The handle was closed (or wiped).
+    #[error("the volume was closed")]
+    Closed,
+}
+
+impl From<StorageError> for InstallError {
+    fn from(e: StorageError) -> Self {
+        match e {
+            StorageError::Busy { message } => InstallError::Busy { message },
+            StorageError::Platform {
+                op,
+                ref name,
+                ref message,
+            } if name == "NotADedicatedWorker"
+                || name == "Unsupported"
+                || (op == "getDirectory" && name == "SecurityError") =>
+            {
+                InstallError::Unsupported {
+                    message: format!("{message} ({op}: {name})"),
+                }
+            }
+            e => InstallError::Storage(e),
+        }
+    }
+}
+
+/// What [`Installed::usage`] reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// The browser's estimate for the whole origin (`navigator.storage.estimate()`).
+    pub origin: OriginUsage,
+    /// Logical files in the volume.
+    pub files: u64,
+    /// Sum of their lengths in bytes.
+    pub file_bytes: u64,
+    /// Engine statistics (data file blocks, log bytes, commits, ...).
+    pub volume: VolumeStats,
+}
+
+struct Inner {
+    vfs: VfsHandle<OpfsStorage>,
+    volume: SharedVolume<OpfsStorage>,
+}
+
+/// An installed volume and its SQLite VFS. See the module docs.
+pub struct Installed {
+    vfs_name: String,
+    directory: String,
+    inner: Option<Inner>,
+}
+
+impl fmt::Debug for Installed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Installed")
+            .field("vfs_name", &self.vfs_name)
+            .field("directory", &self.directory)
+            .field("open", &self.inner.is_some())
+            .finish()
+    }
+}
+
+/// Opens the OPFS directory, mounts the volume and registers the SQLite VFS. Call it once, in
+/// a dedicated worker, and keep the handle as long as connections use the VFS.
+pub async fn install(options: InstallOptions) -> Result<Installed, InstallError> {
+    let storage = open_waiting(&options.directory, options.busy_timeout).await?;
+    // Storage errors at mount (e.g. a failing read) are volume errors; a failure drops the
+    // storage, which closes the handles.
+    let volume = Volume::mount(storage, options.volume_options())?;
+    let volume = Rc::new(RefCell::new(volume));
+    let vfs = sqlite::register_with(
+        &options.vfs_name,
+        volume.clone(),
+        VfsOptions {
+            make_default: options.make_default,
+            ..VfsOptions::default()
+        },
+    )?;
+    Ok(Installed {
+        vfs_name: options.vfs_name,
+        directory: options.directory,
+        inner: Some(Inner { vfs, volume }),
+    })
+}
+
+/// Opens the storage, retrying with growing pauses while it is busy, up to `timeout`.
+async fn open_waiting(directory: &str, timeout: Duration) -> Result<OpfsStorage, StorageError> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(10);
+    loop {
+        match OpfsStorage::open(directory).await {
+            Err(StorageError::Busy { .. }) if start.elapsed() + pause <= timeout => {
+                sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(250));
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Waits `duration` with the global `setTimeout` (no busy waiting; returns at once if there is
+/// no `setTimeout`).
+async fn sleep(duration: Duration) {
+    let ms = i32::try_from(duration.as_millis()).unwrap_or(i32::MAX);
+    let promise = Promise::new(&mut |resolve, _reject| {
+        let global = js_sys::global();
+        let set_timeout = Reflect::get(&global, &JsValue::from_str("setTimeout"))
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok());
+        let scheduled = set_timeout
+            .map(|f| f.call2(&global, &resolve, &JsValue::from(ms)).is_ok())
+            .unwrap_or(false);
+        if !scheduled {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+        }
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
+/// The rollback journal and WAL file SQLite keeps beside database `name`.
+fn side_files(name: &str) -> [String; 2] {
+    [format!("{name}-journal"), format!("{name}-wal")]
+}
+
+impl Installed {
+    /// The VFS name to open connections with.
+    pub fn vfs_name(&self) -> &str {
+        &self.vfs_name
+    }
+
+    /// The OPFS directory of the volume.
+    pub fn directory(&self) -> &str {
+        &self.directory
+    }
+
+    fn inner(&self) -> Result<&Inner, InstallError> {
+        self.inner.as_ref().ok_or(InstallError::Closed)
+    }
+
+    /// The registered VFS (its statistics and last error message).
+    pub fn vfs(&self) -> Result<&VfsHandle<OpfsStorage>, InstallError> {
+        Ok(&self.inner()?.vfs)
+    }
+
+    /// The volume shared with the VFS. Prefer [`Installed::with_volume`]; a clone kept past
+    /// [`Installed::close`] keeps the OPFS handles open until it is dropped.
+    pub fn volume(&self) -> Result<&SharedVolume<OpfsStorage>, InstallError> {
+        Ok(&self.inner()?.volume)
+    }
+
+    /// Runs `f` on the volume: its filesystem API (create, open, read, write, rename, delete,
+    /// set_len, list, stat, commit, flush, counters) for files that are not SQLite databases.
+    /// Changes become durable at the volume's next commit or flush, as the durability level
+    /// says; call [`Volume::commit`] inside `f` when done.
+    pub fn with_volume<R>(
+        &self,
+        f: impl FnOnce(&mut Volume<OpfsStorage>) -> Result<R, Error>,
+    ) -> Result<R, InstallError> {
+        let inner = self.inner()?;
+        let mut volume = inner
+            .volume
+            .try_borrow_mut()
+            .map_err(|_| InstallError::Busy {
+                message: "the volume is in use by a call further up the stack".to_owned(),
+            })?;
+        Ok(f(&mut volume)?)
+    }
+
+    /// Every file in the volume (databases, journals, other files), sorted by name.
+    pub fn list(&self) -> Result<Vec<Metadata>, InstallError> {
+        self.with_volume(|v| {
+            let mut files = v.list();
+            files.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(files)
+        })
+    }
+
+    /// The bytes of file `name`, e.g. a database to download. For a consistent copy of a
+    /// database, call it when no connection is inside a write transaction.
+    pub fn export(&self, name: &str) -> Result<Vec<u8>, InstallError> {
+        self.with_volume(|v| {
+            let id = v.open(name)?;
+            v.read_to_vec(id)
+        })
+    }
+
+    /// Creates or replaces file `name` with `bytes` and makes it durable (one commit and one
+    /// flush). A leftover rollback journal or WAL file of the old `name` is deleted in the
+    /// same commit, so it cannot be replayed over the new database; a crash leaves either the
+    /// old files or the new one. No connection may have `name` open.
+    pub fn import(&self, name: &str, bytes: &[u8]) -> Result<(), InstallError> {
+        self.with_volume(|v| {
+            for old in std::iter::once(name.to_owned()).chain(side_files(name)) {
+                if v.exists(&old) {
+                    v.delete(&old)?;
+                }
+            }
+            let id = v.create(name)?;
+            v.write(id, 0, bytes)?;
+            v.flush()
+        })
+    }
+
+    /// Deletes file `name`, with the rollback journal and WAL file SQLite may have left beside
+    /// it, and makes that durable. No connection may have `name` open.
+    pub fn delete(&self, name: &str) -> Result<(), InstallError> {
+        self.with_volume(|v| {
+            v.delete(name)?;
+            for side in side_files(name) {
+                if v.exists(&side) {
+                    v.delete(&side)?;
+                }
+            }
+            v.flush()
+        })
+    }
+
+    /// The browser's estimate for the origin and the volume's own figures.
+    pub async fn usage(&self) -> Result<Usage, InstallError> {
+        // Read the volume before awaiting: no borrow is held across the await.
+        let (files, file_bytes, volume) = self.with_volume(|v| {
+            let list = v.list();
+            Ok((
+                list.len() as u64,
+                list.iter().map(|m| m.len).sum(),
+                v.stats(),
+            ))
+        })?;
+        let origin = OpfsStorage::estimate().await?;
+        Ok(Usage {
+            origin,
+            files,
+            file_bytes,
+            volume,
+        })
+    }
+
+    /// Makes every commit so far durable (written and flushed): one flush, if anything is
+    /// unflushed. With `Relaxed` or `Buffered` durability call it from a timer or when the page
+    /// is hidden.
+    pub fn flush(&self) -> Result<(), InstallError> {
+        self.with_volume(Volume::flush)
+    }
+
+    /// Unregisters the VFS, flushes, checkpoints and closes the OPFS handles. Fails with
+    /// [`InstallError::FilesOpen`] (changing nothing) while connections are open. Any later
+    /// call on this handle returns [`InstallError::Closed`]. The handles are released even when
+    /// the final flush fails (the error is returned; the next [`install`] recovers the last
+    /// durable commit).
+    pub fn close(&mut self) -> Result<(), InstallError> {
+        let open = self.inner()?.vfs.open_files();
+        if open > 0 {
+            return Err(InstallError::FilesOpen(open));
+        }
+        let Inner { vfs, volume } = self.inner.take().ok_or(InstallError::Closed)?;
+        let unregistered = vfs.unregister().map_err(|(_, e)| InstallError::from(e));
+        let closed = match Rc::try_unwrap(volume) {
+            Ok(volume) => volume.into_inner().close().map(drop),
+            // Someone kept a clone of the shared volume: flush, the handles close with it.
+            Err(shared) => shared.borrow_mut().flush(),
+        };
+        unregistered?;
+        Ok(closed?)
+    }
+
+    /// Closes the volume (as [`Installed::close`]) and removes its OPFS directory with every
+    /// file in it.
+    pub async fn wipe(&mut self) -> Result<(), InstallError> {
+        // Only FilesOpen leaves the volume open; after any other outcome the handles are
+        // released (or were never ours) and the directory can go.
+        if let Err(InstallError::FilesOpen(n)) = self.close() {
+            return Err(InstallError::FilesOpen(n));
+        }
+        Ok(OpfsStorage::remove_dir(&self.directory).await?)
+    }
+}
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        if self.inner.is_some() {
+            // Best effort; with connections still open the VFS stays registered and keeps the
+            // volume (and its handles) alive for them.
+            let _ = self.close();
+        }
+    }
+}
