@@ -1555,36 +1555,47 @@ impl<S: Storage> Volume<S> {
             };
             jobs.push((block, id, page, loc));
         }
-        // 2. Write images in block order, coalescing consecutive blocks (≤ 1 MiB per call).
-        jobs.sort_unstable_by_key(|j| j.0);
-        const MAX_RUN: usize = 256;
+        // 2. Write the images. Jobs are taken in log order, in windows of at most LOAD_WINDOW
+        //    bytes of log (one read per window where images must come from the log: Disk mode,
+        //    or Memory-mode files never loaded); within a window, images are written in block
+        //    order, consecutive blocks coalesced (≤ 1 MiB per call).
+        jobs.sort_unstable_by_key(|j| j.3.offset);
+        let mut window = Vec::new();
         let mut i = 0;
-        let mut img = vec![0u8; PAGE_SIZE];
         while i < jobs.len() {
-            let mut j = i + 1;
-            while j < jobs.len() && j - i < MAX_RUN && jobs[j].0 == jobs[j - 1].0 + 1 {
+            let lo = jobs[i].3.offset;
+            let mut j = i;
+            while j < jobs.len() && jobs[j].3.offset + u64::from(jobs[j].3.len) - lo <= LOAD_WINDOW
+            {
                 j += 1;
             }
-            let mut run = Vec::with_capacity((j - i) * PAGE_SIZE);
+            let j = j.max(i + 1);
+            let from_log = |v: &Self, id: u64| v.files[&id].content.is_none();
+            if jobs[i..j].iter().any(|job| from_log(self, job.1)) {
+                let hi = jobs[i..j]
+                    .iter()
+                    .map(|job| job.3.offset + u64::from(job.3.len))
+                    .max()
+                    .unwrap_or(lo);
+                window.resize(usize_of(hi - lo)?, 0);
+                self.read_log_range(lo, &mut window)?;
+            }
+            let mut batch: Vec<(u64, Vec<u8>)> = Vec::with_capacity(j - i);
             for &(block, id, page, loc) in &jobs[i..j] {
-                let content_img = self.files[&id].content.as_ref().map(|c| {
-                    // Logged pages are within the file, whose contents are in memory: the
-                    // offsets fit a usize.
-                    let s = usize::try_from(page * PAGE)
-                        .unwrap_or(usize::MAX)
-                        .min(c.len());
-                    let e = usize::try_from((page + 1) * PAGE)
-                        .unwrap_or(usize::MAX)
-                        .min(c.len());
-                    &c[s..e]
-                });
-                match content_img {
-                    Some(src) => {
-                        img[..src.len()].copy_from_slice(src);
-                        img[src.len()..].fill(0);
+                let mut img = vec![0u8; PAGE_SIZE];
+                let src: &[u8] = match &self.files[&id].content {
+                    Some(c) => {
+                        // Logged pages are within the file, whose contents are in memory.
+                        let s = usize_of(page * PAGE)?.min(c.len());
+                        let e = usize_of((page + 1) * PAGE)?.min(c.len());
+                        &c[s..e]
                     }
-                    None => self.read_log(loc, &mut img)?,
-                }
+                    None => {
+                        let s = usize_of(loc.offset - lo)?;
+                        &window[s..s + loc.len as usize]
+                    }
+                };
+                img[..src.len()].copy_from_slice(src);
                 let hash = xxh3_64(&img);
                 let f = self.files.get_mut(&id).expect("indexed file exists");
                 let p = usize_of(page)?;
@@ -1592,13 +1603,26 @@ impl<S: Storage> Volume<S> {
                     f.home.resize(p + 1, Home::default());
                 }
                 f.home[p] = Home { block, hash };
-                run.extend_from_slice(&img);
+                batch.push((block, img));
             }
-            let off = jobs[i].0 * PAGE;
-            self.storage
-                .file(data)
-                .write_at(off, &run)
-                .map_err(|e| Error::from_storage(data, e))?;
+            batch.sort_unstable_by_key(|b| b.0);
+            const MAX_RUN: usize = 256;
+            let mut a = 0;
+            while a < batch.len() {
+                let mut b = a + 1;
+                while b < batch.len() && b - a < MAX_RUN && batch[b].0 == batch[b - 1].0 + 1 {
+                    b += 1;
+                }
+                let run: Vec<u8> = batch[a..b]
+                    .iter()
+                    .flat_map(|x| x.1.iter().copied())
+                    .collect();
+                self.storage
+                    .file(data)
+                    .write_at(batch[a].0 * PAGE, &run)
+                    .map_err(|e| Error::from_storage(data, e))?;
+                a = b;
+            }
             i = j;
         }
         // 3. The new catalog, in blocks free in both the old and the new state.
