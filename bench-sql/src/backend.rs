@@ -41,6 +41,38 @@ pub mod durability {
     /// process or tab), flushed later; power loss may lose a suffix of commits, never
     /// consistency.
     pub const RELAXED: &str = "crash safe, power loss may lose latest commits: relaxed";
+    /// Our VFS at `Durability::Buffered`: commits stay in the volume's memory until a buffer's
+    /// worth has accumulated or a delay has passed; a crash of the tab may lose a suffix of
+    /// commits, never consistency.
+    pub const BUFFERED: &str = "tab crash may lose latest commits: buffered";
+    /// sqlite-wasm-vfs `sahpool` (browser), `journal_mode=DELETE`, `synchronous=FULL`: every
+    /// `xSync` SQLite issues is an OPFS `flush()` before `COMMIT` returns.
+    pub const FLUSH_PER_SYNC: &str =
+        "power-loss safe: OPFS flush on every xSync (synchronous=FULL)";
+}
+
+/// Name of our VFS in one configuration: `ours-<buffer mode>-<durability>`, lower case
+/// (`ours-disk-strict`), the same natively and in the browser.
+pub fn ours_name(mode: vfs::BufferMode, level: vfs::Durability) -> String {
+    let mode = match mode {
+        vfs::BufferMode::Disk => "disk",
+        vfs::BufferMode::Memory => "memory",
+    };
+    let level = match level {
+        vfs::Durability::Strict => "strict",
+        vfs::Durability::Relaxed => "relaxed",
+        vfs::Durability::Buffered => "buffered",
+    };
+    format!("ours-{mode}-{level}")
+}
+
+/// The [`durability`] label of our VFS at `level`.
+pub fn ours_durability(level: vfs::Durability) -> &'static str {
+    match level {
+        vfs::Durability::Strict => durability::STRICT,
+        vfs::Durability::Relaxed => durability::RELAXED,
+        vfs::Durability::Buffered => durability::BUFFERED,
+    }
 }
 
 /// A place SQLite keeps the benchmark database.

@@ -15,9 +15,16 @@
 //! Natively, [`native`] has SQLite's `:memory:`, SQLite's unix VFS on a file, and our VFS over
 //! `vfs::storage::StdStorage` in both buffer modes at Strict and Relaxed durability; the
 //! `bench-sql-native` binary runs them.
+//!
+//! In the browser (wasm32, a dedicated worker), `browser` has our VFS on OPFS in both buffer
+//! modes at every durability level, sqlite-wasm-vfs `sahpool` on OPFS, and the sqlite-wasm-rs
+//! memory VFS, the environment capture, and `browser::run_browser`, the entry point of the
+//! benchmark page.
 
 pub mod backend;
 pub mod batch;
+#[cfg(target_arch = "wasm32")]
+pub mod browser;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
 pub mod report;
@@ -47,6 +54,19 @@ pub enum BenchError {
     /// Registering or unregistering our SQLite VFS failed.
     #[error("VFS registration: {0}")]
     Register(#[from] vfs::sqlite::RegisterError),
+    /// A browser facility failed (a JavaScript exception, or the sahpool VFS), with its message.
+    #[error("browser: {0}")]
+    Browser(String),
+    /// An error of one backend's run in a benchmark of several (`browser::run_browser`).
+    #[error("{backend}, {workload}: {source}")]
+    InBackend {
+        /// The backend's name.
+        backend: String,
+        /// `suite` or `batch`.
+        workload: &'static str,
+        /// What went wrong.
+        source: Box<BenchError>,
+    },
     /// A verification after reopen found something other than what the workload left.
     #[error("verification failed: {0}")]
     Verify(String),
@@ -152,6 +172,7 @@ mod tests {
         assert_eq!(n, 3);
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     #[test]
     fn block_on_ready_future() {
         assert_eq!(block_on(async { 7 }), 7);

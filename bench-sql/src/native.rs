@@ -16,7 +16,7 @@ use vfs::sqlite::{self, VfsHandle};
 use vfs::storage::StdStorage;
 use vfs::{BufferMode, Durability, Volume, VolumeOptions};
 
-use crate::backend::{apply_pragmas, durability, SqlBackend, DB_NAME};
+use crate::backend::{apply_pragmas, durability, ours_durability, ours_name, SqlBackend, DB_NAME};
 use crate::result::PhysicalCounters;
 use crate::BenchError;
 
@@ -263,30 +263,13 @@ impl OursBackend {
     }
 }
 
-fn label(mode: BufferMode, durability: Durability) -> String {
-    let mode = match mode {
-        BufferMode::Disk => "disk",
-        BufferMode::Memory => "memory",
-    };
-    let durability = match durability {
-        Durability::Strict => "strict",
-        Durability::Relaxed => "relaxed",
-        Durability::Buffered => "buffered",
-    };
-    format!("ours-{mode}-{durability}")
-}
-
 impl SqlBackend for OursBackend {
     fn name(&self) -> String {
-        label(self.buffer_mode, self.durability)
+        ours_name(self.buffer_mode, self.durability)
     }
 
     fn durability(&self) -> &'static str {
-        match self.durability {
-            Durability::Strict => durability::STRICT,
-            Durability::Relaxed => durability::RELAXED,
-            Durability::Buffered => "tab crash may lose latest commits: buffered",
-        }
+        ours_durability(self.durability)
     }
 
     fn persistent(&self) -> bool {

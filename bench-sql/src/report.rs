@@ -10,6 +10,10 @@ type PhasePick = fn(&PhaseStats) -> Option<Stat>;
 /// Name of the reference backend that ratios are taken against, when present.
 pub const REFERENCE: &str = "sqlite-memory";
 
+/// The reference in the browser (the sqlite-wasm-rs memory VFS), used when [`REFERENCE`] is
+/// absent.
+pub const BROWSER_REFERENCE: &str = "sqlite-memvfs";
+
 /// `12.345` → `"12.35"`; positive values below 0.01 print as `"<0.01"`.
 pub fn fmt_ms(ms: f64) -> String {
     if ms > 0.0 && ms < 0.005 {
@@ -63,11 +67,11 @@ pub fn markdown(result: &BenchResult) -> String {
         .map(|b| b.summary.clone().unwrap_or_else(|| b.summarize()))
         .collect();
     let backends: Vec<&BackendResult> = result.backends.iter().collect();
-    let reference = result
-        .backends
+    let reference_index = [REFERENCE, BROWSER_REFERENCE]
         .iter()
-        .position(|b| b.name == REFERENCE)
-        .map(|i| &summaries[i]);
+        .find_map(|r| result.backends.iter().position(|b| b.name == *r));
+    let reference_name = reference_index.map_or(REFERENCE, |i| result.backends[i].name.as_str());
+    let reference = reference_index.map(|i| &summaries[i]);
     let mut out = String::new();
 
     let env = &result.environment;
@@ -103,6 +107,21 @@ pub fn markdown(result: &BenchResult) -> String {
             .map_or(String::new(), |c| format!(" · commit {c}")),
     );
 
+    if let Some(ua) = &env.user_agent {
+        let _ = writeln!(
+            out,
+            "{} {} · timer step {} µs · crossOriginIsolated {} · origin storage {} of {} MB · {ua}\n",
+            env.browser.as_deref().unwrap_or("browser"),
+            env.browser_version.as_deref().unwrap_or("?"),
+            env.timer_resolution_us
+                .map_or("?".to_owned(), |us| format!("{us:.1}")),
+            env.cross_origin_isolated
+                .map_or("?".to_owned(), |b| b.to_string()),
+            mb(env.storage_usage_bytes),
+            mb(env.storage_quota_bytes),
+        );
+    }
+
     out.push_str("Milliseconds, median (min–max).\n\n");
     header(&mut out, "Case", &backends);
     let titles = &result.suite.cases;
@@ -127,12 +146,12 @@ pub fn markdown(result: &BenchResult) -> String {
     if let Some(r) = reference {
         row(
             &mut out,
-            &format!("Total ÷ {REFERENCE}"),
+            &format!("Total ÷ {reference_name}"),
             summaries.iter().map(|s| ratio(s.total_ms, r.total_ms)),
         );
         row(
             &mut out,
-            &format!("Tests 2–16 ÷ {REFERENCE}"),
+            &format!("Tests 2–16 ÷ {reference_name}"),
             summaries
                 .iter()
                 .map(|s| ratio(s.tests_2_to_16_ms, r.tests_2_to_16_ms)),
@@ -151,7 +170,7 @@ pub fn markdown(result: &BenchResult) -> String {
     if let Some(r) = reference {
         row(
             &mut out,
-            &format!("Batch ÷ {REFERENCE}"),
+            &format!("Batch ÷ {reference_name}"),
             summaries.iter().map(|s| ratio(s.batch_ms, r.batch_ms)),
         );
     }
@@ -220,6 +239,10 @@ fn fmt_counters(c: crate::result::PhysicalCounters) -> String {
         c.bytes_written as f64 / 1024.0,
         c.reads
     )
+}
+
+fn mb(bytes: Option<u64>) -> String {
+    bytes.map_or("?".to_owned(), |b| format!("{:.1}", b as f64 / 1e6))
 }
 
 fn short(hash: &str) -> &str {

@@ -14,8 +14,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Version of this layout. 1: first version.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of this layout. 1: first version. 2: browser environment fields (`browser`,
+/// `browser_version`, `storage_usage_bytes`, `storage_quota_bytes`); version 1 files still load.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One complete benchmark invocation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -65,7 +66,8 @@ pub struct Config {
     pub runs: u32,
     /// Warm-up runs per backend, excluded from statistics (kept in `warmup_runs`).
     pub warmup: u32,
-    /// Where native backends kept their files, if anywhere.
+    /// Where the backends kept their files: a native directory, or `opfs:<directory>` in the
+    /// browser.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_dir: Option<String>,
 }
@@ -96,12 +98,25 @@ pub struct Environment {
     /// Browser user agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
+    /// Browser name parsed from the user agent (`Chrome`, `Firefox`, `Safari`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<String>,
+    /// Browser version: the full version where the browser tells it
+    /// (`navigator.userAgentData`), else the one in the user agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser_version: Option<String>,
     /// Smallest observed timer step, in microseconds (browsers coarsen `performance.now()`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer_resolution_us: Option<f64>,
     /// `crossOriginIsolated` in the worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cross_origin_isolated: Option<bool>,
+    /// `navigator.storage.estimate()` when the run started: bytes the origin uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_usage_bytes: Option<u64>,
+    /// `navigator.storage.estimate()` when the run started: bytes the origin may use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_quota_bytes: Option<u64>,
     /// Seconds since the Unix epoch when the run started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_unix_s: Option<u64>,
@@ -561,10 +576,13 @@ mod tests {
         assert_eq!(s.suite_phases.init_ms.unwrap().n, 3);
 
         let text = result.to_json().unwrap();
-        assert!(text.contains("\"schema_version\": 1"));
+        assert!(text.contains("\"schema_version\": 2"));
         assert!(text.contains("\"prepare_ms\""));
         assert_eq!(BenchResult::from_json(&text).unwrap(), result);
-        let newer = text.replace("\"schema_version\": 1", "\"schema_version\": 99");
+        // A version 1 file (no browser fields) still loads.
+        let older = text.replace("\"schema_version\": 2", "\"schema_version\": 1");
+        assert_eq!(BenchResult::from_json(&older).unwrap().schema_version, 1);
+        let newer = text.replace("\"schema_version\": 2", "\"schema_version\": 99");
         assert!(BenchResult::from_json(&newer).is_err());
     }
 }

@@ -261,8 +261,12 @@ mod native {
             rustc: command_output("rustc", &["-V"]),
             commit,
             user_agent: None,
+            browser: None,
+            browser_version: None,
             timer_resolution_us: None,
             cross_origin_isolated: None,
+            storage_usage_bytes: None,
+            storage_quota_bytes: None,
             started_unix_s: Some(started_unix_s),
         }
     }

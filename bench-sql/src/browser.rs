@@ -1,0 +1,978 @@
+//! # In the browser: backends, environment, and the benchmark entry point
+//!
+//! Everything here runs in a **dedicated worker** in a secure context: OPFS sync access handles
+//! exist nowhere else. The workload is synchronous `rusqlite` on those handles; only the
+//! lifecycle (opening directories, installing a pool) awaits.
+//!
+//! Backends ([`BrowserBackend::all`], reference first):
+//!
+//! | name | what | durability | persistent | counters |
+//! |---|---|---|---|---|
+//! | `sqlite-memvfs` | sqlite-wasm-rs' memory VFS (`memvfs`), the memory-only reference | none | no | no |
+//! | `sahpool` | sqlite-wasm-vfs 0.3 `sahpool` on OPFS, the incumbent | flush on every xSync | yes | no |
+//! | `ours-{disk,memory}-{strict,relaxed,buffered}` | our VFS over a volume on [`OpfsStorage`] | per level | yes | yes |
+//!
+//! Each backend works in its own OPFS directory under a root chosen by the caller, a new one
+//! for every run (`<root>/<backend>-<n>`), removed by `cleanup`; every SQLite VFS registration
+//! gets a unique name. So runs never see each other's files, and a failed run leaves at most one
+//! directory behind (which [`run_browser`] removes at its start).
+//!
+//! Not here: an IndexedDB-backed SQLite. sqlite-wasm-vfs 0.1/0.2 had one (`relaxed-idb`), on
+//! the older sqlite-wasm-rs 0.5 line, which cannot be linked beside the 0.6 line rusqlite 0.43
+//! uses (each line builds its own SQLite); 0.3 removed it. See the crate README.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Promise, Reflect};
+use rusqlite::{Connection, OpenFlags};
+use sqlite_wasm_rs::vfs::memvfs::MemVfsUtil;
+use sqlite_wasm_rs::vfs::VfsFilesManager as _;
+use sqlite_wasm_rs::WasmOsCallback;
+use sqlite_wasm_vfs::sahpool::{self, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use vfs::sqlite::{self, SharedVolume, VfsHandle};
+use vfs::storage::{OpfsStorage, StorageError};
+use vfs::{BufferMode, Durability, Volume, VolumeOptions};
+
+use crate::backend::{apply_pragmas, durability, ours_durability, ours_name, SqlBackend, DB_NAME};
+use crate::batch::{Batch, BATCH_ROWS};
+use crate::result::{
+    BackendResult, BenchResult, CaseInfo, Config, Environment, PhysicalCounters, RunSample,
+    SuiteInfo, SCHEMA_VERSION,
+};
+use crate::runner::{run_batch, run_suite};
+use crate::sql::{Suite, DEFAULT_SEED};
+use crate::BenchError;
+
+// ----------------------------------------------------------------------------------------
+// Shared helpers
+// ----------------------------------------------------------------------------------------
+
+thread_local! {
+    /// Numbers OPFS directories and VFS registrations within this worker.
+    static NEXT_ID: Cell<u64> = const { Cell::new(0) };
+}
+
+fn next_id() -> u64 {
+    NEXT_ID.with(|n| {
+        let id = n.get();
+        n.set(id + 1);
+        id
+    })
+}
+
+/// A random tag (48 bits, hex), so that names stay unique across workers and page loads
+/// (OPFS outlives both).
+pub fn random_tag() -> String {
+    // Math.random() is in [0, 1): the product fits in 48 bits.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let r = (js_sys::Math::random() * (1u64 << 48) as f64) as u64;
+    format!("{r:012x}")
+}
+
+fn lifecycle(backend: &impl SqlBackend, message: &str) -> BenchError {
+    BenchError::Lifecycle {
+        backend: backend.name(),
+        message: message.to_owned(),
+    }
+}
+
+fn close_conn(conn: Connection) -> Result<(), BenchError> {
+    conn.close().map_err(|(_, e)| BenchError::Sql(e))
+}
+
+fn open_flags() -> OpenFlags {
+    OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+}
+
+/// Opens `file` through the VFS `vfs_name` and applies the pragmas.
+fn open_db(file: &str, vfs_name: &str) -> Result<Connection, BenchError> {
+    let conn = Connection::open_with_flags_and_vfs(file, open_flags(), vfs_name)?;
+    apply_pragmas(&conn)?;
+    Ok(conn)
+}
+
+/// Removes an OPFS directory (a `/`-separated path) and everything in it; absent is fine.
+pub async fn remove_opfs_dir(dir: &str) -> Result<(), BenchError> {
+    Ok(OpfsStorage::remove_dir(dir).await?)
+}
+
+// ----------------------------------------------------------------------------------------
+// Our VFS on OPFS
+// ----------------------------------------------------------------------------------------
+
+/// A mounted volume with our VFS registered over it.
+struct Mounted {
+    volume: SharedVolume<OpfsStorage>,
+    handle: VfsHandle<OpfsStorage>,
+}
+
+/// Our VFS (`vfs::sqlite`) over a [`Volume`] on [`OpfsStorage`], in one buffer mode at one
+/// durability level. Initialization opens the OPFS directory (two sync access handles), mounts
+/// the volume, registers the VFS under a unique name and opens the connection; close closes the
+/// connection, unregisters the VFS and closes the volume (flush, checkpoint, handles closed),
+/// so that reopen mounts from what is in OPFS.
+pub struct OursOpfsBackend {
+    root: String,
+    buffer_mode: BufferMode,
+    durability: Durability,
+    dir: Option<String>,
+    mounted: Option<Mounted>,
+}
+
+impl fmt::Debug for OursOpfsBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OursOpfsBackend")
+            .field("name", &self.name())
+            .field("dir", &self.dir)
+            .field("mounted", &self.mounted.is_some())
+            .finish()
+    }
+}
+
+impl OursOpfsBackend {
+    /// OPFS directories go under `root`.
+    pub fn new(root: &str, buffer_mode: BufferMode, durability: Durability) -> Self {
+        Self {
+            root: root.to_owned(),
+            buffer_mode,
+            durability,
+            dir: None,
+            mounted: None,
+        }
+    }
+
+    /// The six configurations we ship: Disk before Memory, Strict, Relaxed, Buffered.
+    pub fn all(root: &str) -> Vec<Self> {
+        let mut v = Vec::new();
+        for mode in [BufferMode::Disk, BufferMode::Memory] {
+            for level in [
+                Durability::Strict,
+                Durability::Relaxed,
+                Durability::Buffered,
+            ] {
+                v.push(Self::new(root, mode, level));
+            }
+        }
+        v
+    }
+
+    /// The OPFS directory of the current run, if prepared.
+    pub fn dir(&self) -> Option<&str> {
+        self.dir.as_deref()
+    }
+
+    async fn mount(&mut self) -> Result<Connection, BenchError> {
+        if self.mounted.is_some() {
+            return Err(lifecycle(self, "open while already open"));
+        }
+        let Some(dir) = self.dir.clone() else {
+            return Err(lifecycle(self, "open before prepare"));
+        };
+        let opts = VolumeOptions {
+            buffer_mode: self.buffer_mode,
+            durability: self.durability,
+            ..VolumeOptions::default()
+        };
+        let volume = Volume::mount(OpfsStorage::open(&dir).await?, opts)?;
+        let volume = Rc::new(RefCell::new(volume));
+        let name = format!("bench-{}-{}-{}", self.name(), random_tag(), next_id());
+        let handle = sqlite::register(&name, volume.clone(), false)?;
+        let conn = open_db(DB_NAME, &name);
+        self.mounted = Some(Mounted { volume, handle });
+        conn
+    }
+
+    /// Unregisters the VFS and closes the volume (flush, checkpoint, close the handles).
+    fn unmount(&mut self) -> Result<(), BenchError> {
+        let Some(Mounted { volume, handle }) = self.mounted.take() else {
+            return Ok(());
+        };
+        if let Err((handle, e)) = handle.unregister() {
+            // Files still open: keep the mount so that cleanup can retry after the connection
+            // is gone.
+            self.mounted = Some(Mounted { volume, handle });
+            return Err(e.into());
+        }
+        match Rc::try_unwrap(volume) {
+            Ok(volume) => {
+                volume.into_inner().close()?;
+                Ok(())
+            }
+            Err(_) => Err(lifecycle(self, "volume still shared after unregister")),
+        }
+    }
+}
+
+impl SqlBackend for OursOpfsBackend {
+    fn name(&self) -> String {
+        ours_name(self.buffer_mode, self.durability)
+    }
+
+    fn durability(&self) -> &'static str {
+        ours_durability(self.durability)
+    }
+
+    fn persistent(&self) -> bool {
+        true
+    }
+
+    /// A new directory name; removes it (and the previous run's, if cleanup did not run) so that
+    /// the volume starts empty.
+    async fn prepare(&mut self) -> Result<(), BenchError> {
+        self.unmount()?;
+        if let Some(old) = self.dir.take() {
+            remove_opfs_dir(&old).await?;
+        }
+        let dir = format!("{}/{}-{}", self.root, self.name(), next_id());
+        remove_opfs_dir(&dir).await?;
+        self.dir = Some(dir);
+        Ok(())
+    }
+
+    async fn open(&mut self) -> Result<Connection, BenchError> {
+        self.mount().await
+    }
+
+    /// `Volume::flush`: commits are written and flushed (nothing to do under Strict, where the
+    /// last commit already flushed).
+    async fn sync(&mut self, _conn: &Connection) -> Result<(), BenchError> {
+        match &self.mounted {
+            Some(m) => Ok(m.volume.borrow_mut().flush()?),
+            None => Err(lifecycle(self, "sync while not open")),
+        }
+    }
+
+    async fn close(&mut self, conn: Connection) -> Result<(), BenchError> {
+        let closed = close_conn(conn);
+        let unmounted = self.unmount();
+        closed?;
+        unmounted
+    }
+
+    async fn cleanup(&mut self) -> Result<(), BenchError> {
+        let unmounted = self.unmount();
+        let removed = match self.dir.take() {
+            Some(dir) => remove_opfs_dir(&dir).await,
+            None => Ok(()),
+        };
+        unmounted?;
+        removed
+    }
+
+    fn counters(&self) -> Option<PhysicalCounters> {
+        let m = self.mounted.as_ref()?;
+        let total = m.volume.borrow().counters().total();
+        Some(PhysicalCounters {
+            flushes: total.flushes,
+            writes: total.writes,
+            bytes_written: total.written_bytes,
+            reads: total.reads,
+        })
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// sqlite-wasm-vfs sahpool
+// ----------------------------------------------------------------------------------------
+
+fn sahpool_error(e: sahpool::OpfsSAHError) -> BenchError {
+    BenchError::Browser(format!("sahpool: {e}"))
+}
+
+/// sqlite-wasm-vfs 0.3 `sahpool` (a port of SQLite's `opfs-sahpool`): a pool of OPFS files
+/// opened at install (six by default, each with a 4 KiB header naming the logical file), one
+/// connection, `journal_mode=DELETE`, an OPFS `flush()` on every `xSync`.
+///
+/// Initialization installs the pool in a fresh OPFS directory under a unique VFS name (creating
+/// and opening the pool's files) and opens the connection. Close closes the connection and
+/// uninstalls the pool (unregisters the VFS, closes every handle), so that reopen installs it
+/// again from what is in OPFS.
+pub struct SahpoolBackend {
+    root: String,
+    dir: Option<String>,
+    vfs_name: Option<String>,
+    pool: Option<OpfsSAHPoolUtil>,
+}
+
+impl fmt::Debug for SahpoolBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SahpoolBackend")
+            .field("dir", &self.dir)
+            .field("vfs_name", &self.vfs_name)
+            .field("installed", &self.pool.is_some())
+            .finish()
+    }
+}
+
+impl SahpoolBackend {
+    /// OPFS directories go under `root`.
+    pub fn new(root: &str) -> Self {
+        Self {
+            root: root.to_owned(),
+            dir: None,
+            vfs_name: None,
+            pool: None,
+        }
+    }
+
+    /// The OPFS directory of the current run, if prepared.
+    pub fn dir(&self) -> Option<&str> {
+        self.dir.as_deref()
+    }
+
+    fn uninstall(&mut self) -> Result<(), BenchError> {
+        let Some(pool) = self.pool.take() else {
+            return Ok(());
+        };
+        // SAFETY: the only connection on this VFS was closed by the caller before (close and
+        // cleanup close it first; a connection that failed to close keeps its files open, and
+        // uninstall then fails with an error instead of freeing anything); no VFS pointer is
+        // kept anywhere; this worker is single-threaded.
+        let uninstalled = unsafe { pool.uninstall() };
+        if let Err(e) = uninstalled {
+            self.pool = Some(pool);
+            return Err(sahpool_error(e));
+        }
+        Ok(())
+    }
+}
+
+impl SqlBackend for SahpoolBackend {
+    fn name(&self) -> String {
+        "sahpool".to_owned()
+    }
+
+    fn durability(&self) -> &'static str {
+        durability::FLUSH_PER_SYNC
+    }
+
+    fn persistent(&self) -> bool {
+        true
+    }
+
+    async fn prepare(&mut self) -> Result<(), BenchError> {
+        self.uninstall()?;
+        if let Some(old) = self.dir.take() {
+            remove_opfs_dir(&old).await?;
+        }
+        let n = next_id();
+        let dir = format!("{}/sahpool-{n}", self.root);
+        remove_opfs_dir(&dir).await?;
+        self.dir = Some(dir);
+        self.vfs_name = Some(format!("bench-sahpool-{}-{n}", random_tag()));
+        Ok(())
+    }
+
+    async fn open(&mut self) -> Result<Connection, BenchError> {
+        if self.pool.is_some() {
+            return Err(lifecycle(self, "open while already open"));
+        }
+        let (Some(dir), Some(name)) = (self.dir.clone(), self.vfs_name.clone()) else {
+            return Err(lifecycle(self, "open before prepare"));
+        };
+        let cfg = OpfsSAHPoolCfgBuilder::new()
+            .vfs_name(&name)
+            .directory(&dir)
+            .build();
+        let pool = sahpool::install::<WasmOsCallback>(&cfg, false)
+            .await
+            .map_err(sahpool_error)?;
+        self.pool = Some(pool);
+        open_db(DB_NAME, &name)
+    }
+
+    /// Nothing is pending: every commit flushed before it returned.
+    async fn sync(&mut self, _conn: &Connection) -> Result<(), BenchError> {
+        Ok(())
+    }
+
+    async fn close(&mut self, conn: Connection) -> Result<(), BenchError> {
+        close_conn(conn)?;
+        self.uninstall()
+    }
+
+    async fn cleanup(&mut self) -> Result<(), BenchError> {
+        let uninstalled = self.uninstall();
+        let removed = match self.dir.take() {
+            Some(dir) => remove_opfs_dir(&dir).await,
+            None => Ok(()),
+        };
+        self.vfs_name = None;
+        uninstalled?;
+        removed
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// sqlite-wasm-rs memory VFS
+// ----------------------------------------------------------------------------------------
+
+/// Name under which sqlite-wasm-rs registers its memory VFS (at SQLite initialization).
+pub const MEMVFS: &str = "memvfs";
+
+/// The sqlite-wasm-rs memory VFS (`memvfs`): the database and its rollback journal are files
+/// in the worker's memory, `journal_mode=DELETE` as everywhere else. The memory-only reference:
+/// not persistent. Its files would outlive the connection inside the worker, so close removes
+/// them: nothing outlives the connection, and there is nothing to reopen (the runner skips
+/// sync, reopen and verification; the result shows them as `null`, not applicable).
+#[derive(Debug, Default)]
+pub struct MemvfsBackend {
+    file: Option<String>,
+}
+
+impl MemvfsBackend {
+    /// Removes the database and its journal from the memory VFS.
+    fn remove_files(&self) -> Result<(), BenchError> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        // SAFETY: called on this worker's only thread, which installed memvfs (SQLite's
+        // initialization) and does all SQLite work; nothing else registers VFSes meanwhile.
+        let util = match unsafe { MemVfsUtil::get() } {
+            Ok(util) => util,
+            // SQLite not initialized yet: no file can exist.
+            Err(sqlite_wasm_rs::vfs::memvfs::MemVfsError::NotInstalled) => return Ok(()),
+            Err(e) => return Err(BenchError::Browser(format!("memvfs: {e}"))),
+        };
+        for name in [file.clone(), format!("{file}-journal")] {
+            // Infallible.
+            let _ = util.remove(&name);
+        }
+        Ok(())
+    }
+}
+
+impl SqlBackend for MemvfsBackend {
+    fn name(&self) -> String {
+        "sqlite-memvfs".to_owned()
+    }
+
+    fn durability(&self) -> &'static str {
+        durability::NONE
+    }
+
+    fn persistent(&self) -> bool {
+        false
+    }
+
+    async fn prepare(&mut self) -> Result<(), BenchError> {
+        self.remove_files()?;
+        self.file = Some(format!("bench-{}-{}.db", random_tag(), next_id()));
+        Ok(())
+    }
+
+    async fn open(&mut self) -> Result<Connection, BenchError> {
+        match &self.file {
+            Some(file) => open_db(file, MEMVFS),
+            None => Err(lifecycle(self, "open before prepare")),
+        }
+    }
+
+    async fn sync(&mut self, _conn: &Connection) -> Result<(), BenchError> {
+        Ok(())
+    }
+
+    async fn close(&mut self, conn: Connection) -> Result<(), BenchError> {
+        close_conn(conn)?;
+        self.remove_files()
+    }
+
+    async fn reopen(&mut self) -> Result<Connection, BenchError> {
+        Err(lifecycle(
+            self,
+            "not applicable: a memory database does not outlive its connection",
+        ))
+    }
+
+    async fn cleanup(&mut self) -> Result<(), BenchError> {
+        let removed = self.remove_files();
+        self.file = None;
+        removed
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// The set
+// ----------------------------------------------------------------------------------------
+
+/// Any browser backend (the trait's async methods make it unusable as `dyn`).
+#[derive(Debug)]
+pub enum BrowserBackend {
+    /// The sqlite-wasm-rs memory VFS.
+    Memvfs(MemvfsBackend),
+    /// sqlite-wasm-vfs `sahpool` on OPFS.
+    Sahpool(SahpoolBackend),
+    /// Our VFS on OPFS.
+    Ours(OursOpfsBackend),
+}
+
+impl BrowserBackend {
+    /// Every browser backend, reference first: memvfs, sahpool, then ours in the six
+    /// configurations. OPFS directories go under `root`.
+    pub fn all(root: &str) -> Vec<Self> {
+        let mut v = vec![
+            Self::Memvfs(MemvfsBackend::default()),
+            Self::Sahpool(SahpoolBackend::new(root)),
+        ];
+        v.extend(OursOpfsBackend::all(root).into_iter().map(Self::Ours));
+        v
+    }
+}
+
+macro_rules! each {
+    ($self:ident, $b:ident => $e:expr) => {
+        match $self {
+            BrowserBackend::Memvfs($b) => $e,
+            BrowserBackend::Sahpool($b) => $e,
+            BrowserBackend::Ours($b) => $e,
+        }
+    };
+}
+
+impl SqlBackend for BrowserBackend {
+    fn name(&self) -> String {
+        each!(self, b => b.name())
+    }
+    fn durability(&self) -> &'static str {
+        each!(self, b => b.durability())
+    }
+    fn persistent(&self) -> bool {
+        each!(self, b => b.persistent())
+    }
+    async fn prepare(&mut self) -> Result<(), BenchError> {
+        each!(self, b => b.prepare().await)
+    }
+    async fn open(&mut self) -> Result<Connection, BenchError> {
+        each!(self, b => b.open().await)
+    }
+    async fn sync(&mut self, conn: &Connection) -> Result<(), BenchError> {
+        each!(self, b => b.sync(conn).await)
+    }
+    async fn close(&mut self, conn: Connection) -> Result<(), BenchError> {
+        each!(self, b => b.close(conn).await)
+    }
+    async fn reopen(&mut self) -> Result<Connection, BenchError> {
+        each!(self, b => b.reopen().await)
+    }
+    async fn cleanup(&mut self) -> Result<(), BenchError> {
+        each!(self, b => b.cleanup().await)
+    }
+    fn counters(&self) -> Option<PhysicalCounters> {
+        each!(self, b => b.counters())
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// Environment
+// ----------------------------------------------------------------------------------------
+
+fn global_get(path: &[&str]) -> Option<JsValue> {
+    let mut v: JsValue = js_sys::global().into();
+    for key in path {
+        if v.is_undefined() || v.is_null() {
+            return None;
+        }
+        v = Reflect::get(&v, &JsValue::from_str(key)).ok()?;
+    }
+    (!v.is_undefined() && !v.is_null()).then_some(v)
+}
+
+/// The smallest positive step of `performance.now()` seen over many consecutive readings, in
+/// microseconds: the timer resolution as this worker sees it (browsers coarsen the clock, to
+/// 5 µs or 100 µs in Chromium and 20 µs or 1 ms in Firefox depending on cross-origin
+/// isolation). Reads until 1,000 steps or 200 ms have passed. `None` without `performance`.
+pub fn timer_resolution_us() -> Option<f64> {
+    let performance = global_get(&["performance"])?;
+    let now: Function = Reflect::get(&performance, &JsValue::from_str("now"))
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let read = || now.call0(&performance).ok().and_then(|v| v.as_f64());
+    let start = read()?;
+    let mut last = start;
+    let mut smallest = f64::INFINITY;
+    let mut steps = 0;
+    while steps < 1_000 && last - start < 200.0 {
+        let t = read()?;
+        if t > last {
+            smallest = smallest.min(t - last);
+            steps += 1;
+            last = t;
+        }
+    }
+    // Milliseconds to microseconds, rounded to 1 ns (the float noise of the subtraction).
+    smallest.is_finite().then(|| (smallest * 1e6).round() / 1e3)
+}
+
+/// Browser name and version from a user agent string: the first of Edge, Opera, Firefox,
+/// Chrome (`HeadlessChrome` is `Chrome Headless`), Chromium, Safari (version from `Version/`)
+/// that it names. `None` if none.
+pub fn parse_user_agent(ua: &str) -> Option<(String, String)> {
+    let version_after = |token: &str| -> Option<String> {
+        let start = ua.find(token)? + token.len();
+        let version: String = ua[start..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '.')
+            .collect();
+        (!version.is_empty()).then_some(version)
+    };
+    let known: [(&str, &str); 9] = [
+        ("Edg/", "Edge"),
+        ("OPR/", "Opera"),
+        ("Firefox/", "Firefox"),
+        ("FxiOS/", "Firefox"),
+        ("HeadlessChrome/", "Chrome Headless"),
+        ("CriOS/", "Chrome"),
+        ("Chrome/", "Chrome"),
+        ("Chromium/", "Chromium"),
+        ("Version/", "Safari"),
+    ];
+    known.iter().find_map(|(token, name)| {
+        if *name == "Safari" && !ua.contains("Safari/") {
+            return None;
+        }
+        version_after(token).map(|v| ((*name).to_owned(), v))
+    })
+}
+
+/// Chromium's brands with their full versions
+/// (`navigator.userAgentData.getHighEntropyValues(["fullVersionList"])`), where the browser
+/// offers them: the user agent string only carries the major version (`156.0.0.0`) and says
+/// `Chrome` for Chromium too.
+async fn full_version_list() -> Option<Vec<(String, String)>> {
+    let data = global_get(&["navigator", "userAgentData"])?;
+    let method: Function = Reflect::get(&data, &JsValue::from_str("getHighEntropyValues"))
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let hints = Array::of1(&JsValue::from_str("fullVersionList"));
+    let promise: Promise = method.call1(&data, &hints).ok()?.dyn_into().ok()?;
+    let values = JsFuture::from(promise).await.ok()?;
+    let list: Array = Reflect::get(&values, &JsValue::from_str("fullVersionList"))
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    Some(
+        list.iter()
+            .filter_map(|b| {
+                let get = |k: &str| Reflect::get(&b, &JsValue::from_str(k)).ok()?.as_string();
+                Some((get("brand")?, get("version")?))
+            })
+            .collect(),
+    )
+}
+
+/// Refines a Chromium-family name and version from the user agent with the brand list: the
+/// product (`Google Chrome`, `Microsoft Edge`, `Opera`, else `Chromium`) and its full version,
+/// if its major version agrees with the user agent's. `Headless` is kept.
+pub fn refine_with_brands(
+    (name, version): (String, String),
+    brands: &[(String, String)],
+) -> (String, String) {
+    let headless = name.ends_with(" Headless");
+    let family = name.trim_end_matches(" Headless");
+    if !matches!(family, "Chrome" | "Chromium" | "Edge" | "Opera") {
+        return (name, version);
+    }
+    let products = [
+        ("Microsoft Edge", "Edge"),
+        ("Opera", "Opera"),
+        ("Google Chrome", "Chrome"),
+        ("Chromium", "Chromium"),
+    ];
+    let major = |v: &str| v.split('.').next().map(str::to_owned);
+    for (brand, product) in products {
+        if let Some((_, full)) = brands.iter().find(|(b, _)| b == brand) {
+            if major(full) != major(&version) {
+                break;
+            }
+            let name = if headless {
+                format!("{product} Headless")
+            } else {
+                product.to_owned()
+            };
+            return (name, full.clone());
+        }
+    }
+    (name, version)
+}
+
+/// The environment of this worker: user agent, browser and version, platform,
+/// `hardwareConcurrency`, timer resolution (measured here), `crossOriginIsolated`,
+/// `navigator.storage.estimate()`, SQLite version, and `commit` as given by the caller.
+pub async fn environment(commit: Option<String>) -> Environment {
+    let string = |path: &[&str]| global_get(path).and_then(|v| v.as_string());
+    let user_agent = string(&["navigator", "userAgent"]);
+    let mut parsed = user_agent.as_deref().and_then(parse_user_agent);
+    if let (Some(p), Some(brands)) = (parsed.clone(), full_version_list().await) {
+        parsed = Some(refine_with_brands(p, &brands));
+    }
+    let (browser, browser_version) = parsed.unzip();
+    let os = string(&["navigator", "userAgentData", "platform"])
+        .filter(|p| !p.is_empty())
+        .or_else(|| string(&["navigator", "platform"]))
+        .unwrap_or_default();
+    let cpu_count = global_get(&["navigator", "hardwareConcurrency"])
+        .and_then(|v| v.as_f64())
+        .and_then(|n| {
+            // A small positive integer; anything else is not a count.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let n_u32 = n as u32;
+            (n >= 1.0 && n <= f64::from(u32::MAX) && f64::from(n_u32) == n).then_some(n_u32)
+        });
+    let cross_origin_isolated = global_get(&["crossOriginIsolated"]).and_then(|v| v.as_bool());
+    let estimate = OpfsStorage::estimate().await.ok();
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let started_unix_s = Some((js_sys::Date::now() / 1e3) as u64);
+    Environment {
+        platform: "browser".to_owned(),
+        os,
+        arch: "wasm32".to_owned(),
+        cpu_count,
+        cpu_model: None,
+        sqlite_version: rusqlite::version().to_owned(),
+        rustc: None,
+        commit,
+        user_agent,
+        browser,
+        browser_version,
+        timer_resolution_us: timer_resolution_us(),
+        cross_origin_isolated,
+        storage_usage_bytes: estimate.and_then(|e| e.usage_bytes),
+        storage_quota_bytes: estimate.and_then(|e| e.quota_bytes),
+        started_unix_s,
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// The benchmark entry point
+// ----------------------------------------------------------------------------------------
+
+/// What [`run_browser`] runs. `Default`: the full-size suite and batch, 1 warm-up and 5
+/// measured runs, every backend, OPFS root `bench-sql`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrowserConfig {
+    /// Measured runs per backend (at least 1).
+    pub runs: u32,
+    /// Warm-up runs per backend, excluded from statistics (kept in the result).
+    pub warmup: u32,
+    /// PRNG seed of the suite and the batch.
+    pub seed: u64,
+    /// Divide every count by this (1 = full size; anything else is a smoke run, marked so in
+    /// the result).
+    pub scale: u32,
+    /// Only backends whose name contains one of these (empty: all).
+    pub backends: Vec<String>,
+    /// OPFS directory under which every run's directories are made. It is removed at the start
+    /// (leftovers of an interrupted run) and at the end.
+    pub opfs_root: String,
+    /// Source commit of the build, recorded in the environment.
+    pub commit: Option<String>,
+}
+
+impl Default for BrowserConfig {
+    fn default() -> Self {
+        Self {
+            runs: 5,
+            warmup: 1,
+            seed: DEFAULT_SEED,
+            scale: 1,
+            backends: Vec::new(),
+            opfs_root: "bench-sql".to_owned(),
+            commit: None,
+        }
+    }
+}
+
+/// Which workload a [`Progress`] report is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    /// The 16 cases.
+    Suite,
+    /// The batch transaction.
+    Batch,
+}
+
+/// A progress report of [`run_browser`], sent before and after each workload run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// Workload runs finished so far (this one included once `ms` is `Some`).
+    pub done: u32,
+    /// Workload runs in all: backends × (warm-up + measured runs) × 2.
+    pub total: u32,
+    /// The backend.
+    pub backend: String,
+    /// A warm-up run (excluded from statistics).
+    pub warmup: bool,
+    /// 1-based index among the warm-up or the measured runs.
+    pub run: u32,
+    /// The suite or the batch.
+    pub workload: Workload,
+    /// `None`: starting. `Some`: finished, with the workload's time (suite: 16-case total).
+    pub ms: Option<f64>,
+}
+
+impl fmt::Display for Progress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = if self.warmup { "warm-up" } else { "run" };
+        let workload = match self.workload {
+            Workload::Suite => "suite",
+            Workload::Batch => "batch",
+        };
+        write!(
+            f,
+            "[{}/{}] {} {kind} {} {workload}",
+            self.done, self.total, self.backend, self.run
+        )?;
+        match self.ms {
+            Some(ms) => write!(f, ": {ms:.1} ms"),
+            None => write!(f, "…"),
+        }
+    }
+}
+
+/// Runs the 16-case suite and the batch over the selected browser backends: `warmup` warm-up
+/// runs (kept, excluded from statistics), then `runs` measured runs, each suite and each batch
+/// from a fresh state (a new OPFS directory, the previous one removed). Each run index goes
+/// through every backend in turn, so drift of the machine affects all alike. Returns every
+/// sample, with medians and min–max filled in.
+///
+/// Call it in a dedicated worker. `progress` hears about each workload run before and after.
+pub async fn run_browser(
+    config: BrowserConfig,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<BenchResult, BenchError> {
+    let runs = config.runs.max(1);
+    let scale = config.scale.max(1);
+    // Leftovers of an interrupted run (a closed tab mid-run) would only take space.
+    remove_root(&config.opfs_root).await?;
+    let environment = environment(config.commit.clone()).await;
+    let suite = Suite::generate_scaled(config.seed, scale);
+    let batch = Batch::generate(config.seed, (BATCH_ROWS / scale).max(1));
+    let root = format!("{}/run-{}", config.opfs_root, random_tag());
+
+    let mut backends: Vec<BrowserBackend> = BrowserBackend::all(&root)
+        .into_iter()
+        .filter(|b| {
+            config.backends.is_empty() || config.backends.iter().any(|f| b.name().contains(f))
+        })
+        .collect();
+    if backends.is_empty() {
+        return Err(BenchError::Browser(format!(
+            "no backend matches {:?}",
+            config.backends
+        )));
+    }
+    let mut results: Vec<BackendResult> = backends
+        .iter()
+        .map(|b| BackendResult {
+            name: b.name(),
+            durability: b.durability().to_owned(),
+            persistent: b.persistent(),
+            warmup_runs: Vec::new(),
+            runs: Vec::new(),
+            summary: None,
+        })
+        .collect();
+
+    let rounds = config.warmup + runs;
+    let total = u32::try_from(backends.len())
+        .unwrap_or(u32::MAX)
+        .saturating_mul(rounds)
+        .saturating_mul(2);
+    let mut done = 0;
+    for i in 0..rounds {
+        let warmup = i < config.warmup;
+        let run = if warmup { i + 1 } else { i - config.warmup + 1 };
+        for (backend, result) in backends.iter_mut().zip(&mut results) {
+            let mut report = |workload, done, ms| {
+                progress(Progress {
+                    done,
+                    total,
+                    backend: result.name.clone(),
+                    warmup,
+                    run,
+                    workload,
+                    ms,
+                });
+            };
+            report(Workload::Suite, done, None);
+            let suite_run = run_suite(backend, &suite)
+                .await
+                .map_err(|e| in_backend(&result.name, "suite", e))?;
+            done += 1;
+            report(Workload::Suite, done, Some(suite_run.total_ms));
+            report(Workload::Batch, done, None);
+            let batch_run = run_batch(backend, &batch)
+                .await
+                .map_err(|e| in_backend(&result.name, "batch", e))?;
+            done += 1;
+            report(Workload::Batch, done, Some(batch_run.ms));
+            let sample = RunSample {
+                suite: suite_run,
+                batch: batch_run,
+            };
+            if warmup {
+                result.warmup_runs.push(sample);
+            } else {
+                result.runs.push(sample);
+            }
+        }
+    }
+    // Every backend's cleanup removed its own directory; this removes the run's and the root.
+    remove_opfs_dir(&root).await?;
+    remove_root(&config.opfs_root).await?;
+
+    let mut result = BenchResult {
+        schema_version: SCHEMA_VERSION,
+        suite: SuiteInfo {
+            seed: suite.seed,
+            sha256: suite.sha256(),
+            scale_divisor: suite.scale_divisor,
+            cases: suite
+                .cases
+                .iter()
+                .map(|c| CaseInfo {
+                    number: c.number,
+                    title: c.title.clone(),
+                })
+                .collect(),
+            batch_rows: batch.len(),
+            batch_sha256: batch.sha256(),
+        },
+        config: Config {
+            runs,
+            warmup: config.warmup,
+            data_dir: Some(format!("opfs:{}", config.opfs_root)),
+        },
+        environment,
+        backends: results,
+    };
+    result.summarize();
+    Ok(result)
+}
+
+/// Removes the OPFS root of [`BrowserConfig`] unless another tab's benchmark holds a file in it
+/// (then each keeps to its own `run-<tag>` directory).
+async fn remove_root(root: &str) -> Result<(), BenchError> {
+    match OpfsStorage::remove_dir(root).await {
+        Ok(()) | Err(StorageError::Busy { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Wraps an error with the backend and workload it happened in.
+fn in_backend(backend: &str, workload: &'static str, e: BenchError) -> BenchError {
+    BenchError::InBackend {
+        backend: backend.to_owned(),
+        workload,
+        source: Box::new(e),
+    }
+}
