@@ -1,0 +1,299 @@
+//! The raw OPFS per-call workloads (seed page 000), on one `FileSystemSyncAccessHandle` in
+//! this dedicated worker: the physical floor, measured on the same device in the same run as
+//! the lifecycle.
+//!
+//! | series | calls | what is timed, per call |
+//! |---|---|---|
+//! | `small-append` | N | `write(4 KiB, {at: size})`: the file grows on every call |
+//! | `small-overwrite` | N | `write(4 KiB, {at: 0})` into a file pre-sized to 4 KiB |
+//! | `chunked-append (64 KiB)` | ⌈N·4 KiB / 64 KiB⌉ | appending writes of 64 KiB, same total bytes as small-append (the last chunk may be shorter) |
+//! | `chunked-append (1 MiB)` | ⌈N·4 KiB / 1 MiB⌉ | the same with 1 MiB |
+//! | `append+flush` | M | a 4 KiB append followed by `flush()`, timed together |
+//! | `append+flush: flush` | M | the `flush()` of each pair alone |
+//! | `new-file: create+open` | M | `getFileHandle(name, {create: true})` + `createSyncAccessHandle()` on a new name |
+//! | `new-file: first write` | M | `write(4 KiB, {at: 0})` into that empty file |
+//! | `new-file: close` | M | `close()` of the handle |
+//! | `new-file: delete` | M | `removeEntry(name)` |
+//! | `new-file: full cycle` | M | the four steps above, per file |
+//!
+//! Each workload starts on a new file (created, and afterwards closed and removed, outside the
+//! timings); each run starts from a wiped directory. Times come from the worker's
+//! `performance.now()` read right before and after each call (options objects are built
+//! before the first reading), so they are rounded to the browser's timer step (recorded in the
+//! environment): a call faster than the step reads as 0 or one step, and per-call means are
+//! only meaningful over many calls. Every write's returned count is checked.
+
+use crate::config::RawConfig;
+use crate::js::{self, Clock, SyncHandle};
+use crate::result::{CallSeries, RawRun, RawSuite};
+use crate::runner::Tally;
+use crate::{FsError, Progress, SuiteKind};
+use web_sys::FileSystemDirectoryHandle;
+
+/// Seed of the bytes written (their values do not matter; they are not zeros).
+const DATA_SEED: u64 = 0x0BF5_0000_0000_0001;
+
+/// Units of work per run, for progress: small-append, small-overwrite, one per chunk size,
+/// append+flush, new-file.
+pub fn workload_count(cfg: &RawConfig) -> u32 {
+    4 + u32::try_from(cfg.chunk_bytes.len()).unwrap_or(0)
+}
+
+/// `65536` → `"64 KiB"`, `1048576` → `"1 MiB"`.
+fn human_bytes(n: u32) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} B")
+    }
+}
+
+fn pattern(len: usize) -> Vec<u8> {
+    let mut state = DATA_SEED;
+    let mut v = Vec::with_capacity(len + 8);
+    while v.len() < len {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        v.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    v.truncate(len);
+    v
+}
+
+/// Runs every raw workload `warmup + runs` times in the OPFS directory `dir` (wiped before each
+/// run and removed after it, also after a failure).
+pub async fn run_raw_suite(
+    cfg: &RawConfig,
+    dir: &str,
+    runs: u32,
+    warmup: u32,
+    tally: &mut Tally,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RawSuite, FsError> {
+    if cfg.small_calls == 0
+        || cfg.cycle_calls == 0
+        || cfg.small_bytes == 0
+        || cfg.chunk_bytes.contains(&0)
+    {
+        return Err(FsError::Unsupported(format!(
+            "raw workloads need positive counts and sizes: {cfg:?}"
+        )));
+    }
+    let clock = Clock::new()?;
+    let largest = cfg
+        .chunk_bytes
+        .iter()
+        .copied()
+        .chain([cfg.small_bytes])
+        .max()
+        .unwrap_or(cfg.small_bytes);
+    let data = pattern(largest as usize);
+    let mut suite = RawSuite {
+        warmup_runs: Vec::new(),
+        runs: Vec::new(),
+        summary: None,
+    };
+    for index in 0..warmup + runs {
+        js::remove_dir(dir).await?;
+        let d = js::open_dir(dir, true).await?;
+        let mut report = |item: &str, ms: f64| {
+            tally.report(progress, SuiteKind::Raw, item, index, warmup, runs, ms);
+        };
+        let out = run_once(cfg, &d, &clock, &data, &mut report).await;
+        drop(d);
+        let cleaned = js::remove_dir(dir).await;
+        let run = out?;
+        cleaned?;
+        if index < warmup {
+            suite.warmup_runs.push(run);
+        } else {
+            suite.runs.push(run);
+        }
+    }
+    suite.summary = Some(suite.summarize());
+    Ok(suite)
+}
+
+/// A new empty file and its handle (untimed).
+async fn fresh(d: &FileSystemDirectoryHandle, name: &str) -> Result<SyncHandle, FsError> {
+    let file = js::file_handle(d, name, true).await?;
+    js::sync_handle(&file).await
+}
+
+/// Closes and removes a workload's file (untimed).
+async fn discard(d: &FileSystemDirectoryHandle, name: &str, h: SyncHandle) -> Result<(), FsError> {
+    drop(h);
+    js::remove_entry(d, name).await
+}
+
+fn series(
+    name: &str,
+    bytes_per_call: u32,
+    total: u64,
+    samples: Vec<f64>,
+) -> Result<CallSeries, FsError> {
+    CallSeries::new(name, bytes_per_call, total, samples)
+        .ok_or_else(|| FsError::Unsupported(format!("{name}: no calls")))
+}
+
+/// Appends `total` bytes in calls of `chunk` bytes (the last may be shorter), timing each.
+fn appends(
+    h: &SyncHandle,
+    clock: &Clock,
+    data: &[u8],
+    chunk: usize,
+    total: u64,
+) -> Result<Vec<f64>, FsError> {
+    let mut samples = Vec::with_capacity(usize::try_from(total / chunk as u64 + 1).unwrap_or(0));
+    let mut offset = 0u64;
+    while offset < total {
+        let len = usize::try_from((total - offset).min(chunk as u64)).unwrap_or(chunk);
+        let opts = js::at(offset)?;
+        let buf = &data[..len];
+        let t0 = clock.now();
+        let r = h.write_with(buf, &opts);
+        let t1 = clock.now();
+        r?;
+        samples.push((t1 - t0) * 1e3);
+        offset += len as u64;
+    }
+    Ok(samples)
+}
+
+async fn run_once(
+    cfg: &RawConfig,
+    d: &FileSystemDirectoryHandle,
+    clock: &Clock,
+    data: &[u8],
+    report: &mut dyn FnMut(&str, f64),
+) -> Result<RawRun, FsError> {
+    let small = cfg.small_bytes as usize;
+    let n = cfg.small_calls;
+    let m = cfg.cycle_calls;
+    let small_total = u64::from(n) * u64::from(cfg.small_bytes);
+    let mut out = Vec::new();
+
+    // small-append
+    let start = clock.now();
+    let h = fresh(d, "small-append.bin").await?;
+    let samples = appends(&h, clock, data, small, small_total)?;
+    discard(d, "small-append.bin", h).await?;
+    out.push(series(
+        "small-append",
+        cfg.small_bytes,
+        small_total,
+        samples,
+    )?);
+    report("small-append", clock.now() - start);
+
+    // small-overwrite
+    let start = clock.now();
+    let h = fresh(d, "small-overwrite.bin").await?;
+    h.write_at(&data[..small], 0)?;
+    let opts = js::at(0)?;
+    let buf = &data[..small];
+    let mut samples = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let t0 = clock.now();
+        let r = h.write_with(buf, &opts);
+        let t1 = clock.now();
+        r?;
+        samples.push((t1 - t0) * 1e3);
+    }
+    discard(d, "small-overwrite.bin", h).await?;
+    out.push(series(
+        "small-overwrite",
+        cfg.small_bytes,
+        small_total,
+        samples,
+    )?);
+    report("small-overwrite", clock.now() - start);
+
+    // chunked-append, one per chunk size
+    for &chunk in &cfg.chunk_bytes {
+        let name = format!("chunked-append ({})", human_bytes(chunk));
+        let start = clock.now();
+        let h = fresh(d, "chunked-append.bin").await?;
+        let samples = appends(&h, clock, data, chunk as usize, small_total)?;
+        discard(d, "chunked-append.bin", h).await?;
+        out.push(series(&name, chunk, small_total, samples)?);
+        report(&name, clock.now() - start);
+    }
+
+    // append+flush
+    let start = clock.now();
+    let h = fresh(d, "append-flush.bin").await?;
+    let mut pairs = Vec::with_capacity(m as usize);
+    let mut flushes = Vec::with_capacity(m as usize);
+    for i in 0..u64::from(m) {
+        let opts = js::at(i * u64::from(cfg.small_bytes))?;
+        let t0 = clock.now();
+        let w = h.write_with(buf, &opts);
+        let t1 = clock.now();
+        let f = h.flush();
+        let t2 = clock.now();
+        w?;
+        f?;
+        pairs.push((t2 - t0) * 1e3);
+        flushes.push((t2 - t1) * 1e3);
+    }
+    discard(d, "append-flush.bin", h).await?;
+    let flush_total = u64::from(m) * u64::from(cfg.small_bytes);
+    out.push(series("append+flush", cfg.small_bytes, flush_total, pairs)?);
+    out.push(series("append+flush: flush", 0, 0, flushes)?);
+    report("append+flush", clock.now() - start);
+
+    // new-file cycle
+    let start = clock.now();
+    let cap = m as usize;
+    let (mut open, mut write, mut close, mut delete, mut cycle) = (
+        Vec::with_capacity(cap),
+        Vec::with_capacity(cap),
+        Vec::with_capacity(cap),
+        Vec::with_capacity(cap),
+        Vec::with_capacity(cap),
+    );
+    for i in 0..m {
+        let name = format!("new-file-{i:06}.bin");
+        let opts = js::at(0)?;
+        let t0 = clock.now();
+        let file = js::file_handle(d, &name, true).await?;
+        let h = js::sync_handle(&file).await?;
+        let t1 = clock.now();
+        let w = h.write_with(buf, &opts);
+        let t2 = clock.now();
+        drop(h); // close()
+        let t3 = clock.now();
+        js::remove_entry(d, &name).await?;
+        let t4 = clock.now();
+        w?;
+        open.push((t1 - t0) * 1e3);
+        write.push((t2 - t1) * 1e3);
+        close.push((t3 - t2) * 1e3);
+        delete.push((t4 - t3) * 1e3);
+        cycle.push((t4 - t0) * 1e3);
+    }
+    let bytes = u64::from(m) * u64::from(cfg.small_bytes);
+    out.push(series("new-file: create+open", 0, 0, open)?);
+    out.push(series(
+        "new-file: first write",
+        cfg.small_bytes,
+        bytes,
+        write,
+    )?);
+    out.push(series("new-file: close", 0, 0, close)?);
+    out.push(series("new-file: delete", 0, 0, delete)?);
+    out.push(series(
+        "new-file: full cycle",
+        cfg.small_bytes,
+        bytes,
+        cycle,
+    )?);
+    report("new-file", clock.now() - start);
+
+    Ok(RawRun { series: out })
+}

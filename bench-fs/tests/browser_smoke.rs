@@ -1,0 +1,275 @@
+#![cfg(target_arch = "wasm32")]
+//! Browser smoke test of both suites, in a dedicated worker: the lifecycle (20 files) on every
+//! browser backend once, the baseline once more with each rename method forced where the
+//! browser has it, and the raw OPFS workloads with tiny N and M. Checks that every verification
+//! passed (a failure is an error of `run_browser`) and that every figure is finite and sane.
+//! Proves the suites work; the figures are not results.
+//!
+//! Run: `WASM_BINDGEN_TEST_TIMEOUT=300 wasm-pack test --headless --chrome --firefox
+//! --mode no-install bench-fs`.
+//!
+//! The full-size run (1,000 files × 1 KiB, N = 2,000, M = 200, 1 warm-up + 5 runs) is the
+//! `full_run` test, compiled in only when `BENCH_FS_FULL` is set at build time; it prints the
+//! Markdown tables and the JSON with `console_log!` (add `-- --nocapture` to see them):
+//! `BENCH_FS_FULL=1 WASM_BINDGEN_TEST_TIMEOUT=3600 wasm-pack test --release --headless
+//! --chrome --mode no-install bench-fs -- --nocapture full_run`.
+
+use bench_fs::config::{Config, Level, LifecycleConfig, Mode, RenameMethod};
+use bench_fs::result::{CallSeries, FsResult, Phase};
+use bench_fs::{browser, report, Progress, SuiteKind};
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+/// A directory no other test (or earlier run) uses.
+fn unique_dir(tag: &str) -> String {
+    // A random integer below 1e12: fits a u64.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let r = (js_sys::Math::random() * 1e12) as u64;
+    format!("bench-fs-test-{tag}-{r:x}")
+}
+
+fn check_lifecycle(result: &FsResult, files: u32, expected_backends: &[&str]) {
+    let l = result.lifecycle.as_ref().expect("lifecycle ran");
+    assert_eq!(l.files, files);
+    let names: Vec<&str> = l.backends.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, expected_backends);
+    for b in &l.backends {
+        assert_eq!(b.runs.len(), 1, "{}", b.name);
+        let run = &b.runs[0];
+        let phases: Vec<Phase> = run.phases.iter().map(|p| p.phase).collect();
+        assert_eq!(phases, Phase::ALL, "{}", b.name);
+        for p in &run.phases {
+            assert!(
+                p.ms.is_finite() && p.ms >= 0.0,
+                "{} {}: {}",
+                b.name,
+                p.phase,
+                p.ms
+            );
+        }
+        assert!(run.total_ms.is_finite() && run.total_ms > 0.0, "{}", b.name);
+        let ours = b.name.starts_with("ours");
+        assert_eq!(b.storage, if ours { "opfs" } else { "opfs-file-per-file" });
+        if ours {
+            let c = |p: Phase| run.phase(p).unwrap().counters.expect("ours counts");
+            let written: u64 = Phase::ALL.iter().map(|&p| c(p).bytes_written).sum();
+            assert!(written >= u64::from(files) * 1024, "{}: {written}", b.name);
+            assert!(c(Phase::Reopen).reads >= 1, "{}: mount reads", b.name);
+            assert_eq!(c(Phase::Read).writes, 0, "{}: reads write nothing", b.name);
+            if b.name.ends_with("strict") {
+                assert!(
+                    c(Phase::Create).flushes >= 1,
+                    "{}: strict commit flushes",
+                    b.name
+                );
+            }
+        } else {
+            assert!(run.phases.iter().all(|p| p.counters.is_none()));
+            assert!(
+                b.rename_method.is_some(),
+                "{}: rename method recorded",
+                b.name
+            );
+        }
+        assert!(b.summary.is_some());
+    }
+}
+
+fn check_series(s: &CallSeries) {
+    assert!(s.calls > 0, "{}", s.name);
+    assert_eq!(s.samples_us.len(), s.calls as usize, "{}", s.name);
+    for v in &s.samples_us {
+        assert!(v.is_finite() && *v >= 0.0, "{}: {v}", s.name);
+    }
+    let st = s.stats;
+    for v in [
+        st.total_us,
+        st.mean_us,
+        st.p50_us,
+        st.p90_us,
+        st.p99_us,
+        st.max_us,
+        st.first_us,
+    ] {
+        assert!(v.is_finite() && v >= 0.0, "{}: {st:?}", s.name);
+    }
+    assert!(st.p50_us <= st.p90_us && st.p90_us <= st.p99_us && st.p99_us <= st.max_us);
+}
+
+#[wasm_bindgen_test]
+async fn smoke_every_backend_and_raw_workloads() {
+    let mut config = Config::smoke();
+    config.dir = unique_dir("smoke");
+    config.lifecycle = Some(LifecycleConfig {
+        files: 20,
+        buffer_modes: vec![Mode::Disk, Mode::Memory],
+        durabilities: vec![Level::Strict, Level::Relaxed],
+        ..LifecycleConfig::default()
+    });
+    let mut events: Vec<Progress> = Vec::new();
+    let result = browser::run_browser(&config, &mut |p| events.push(p))
+        .await
+        .unwrap_or_else(|e| panic!("run_browser: {e}"));
+
+    check_lifecycle(
+        &result,
+        20,
+        &[
+            "ours-disk-strict",
+            "ours-disk-relaxed",
+            "ours-memory-strict",
+            "ours-memory-relaxed",
+            "files-opfs",
+        ],
+    );
+
+    let raw = result.raw.as_ref().expect("raw ran");
+    assert_eq!(raw.runs.len(), 1);
+    let run = &raw.runs[0];
+    let names: Vec<&str> = run.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "small-append",
+            "small-overwrite",
+            "chunked-append (64 KiB)",
+            "chunked-append (1 MiB)",
+            "append+flush",
+            "append+flush: flush",
+            "new-file: create+open",
+            "new-file: first write",
+            "new-file: close",
+            "new-file: delete",
+            "new-file: full cycle",
+        ]
+    );
+    for s in &run.series {
+        check_series(s);
+    }
+    let calls = |name: &str| run.series.iter().find(|s| s.name == name).unwrap().calls;
+    assert_eq!(calls("small-append"), 64);
+    assert_eq!(calls("chunked-append (64 KiB)"), 4); // 64 × 4 KiB = 256 KiB
+    assert_eq!(calls("chunked-append (1 MiB)"), 1);
+    assert_eq!(calls("new-file: full cycle"), 4);
+    // Whole workloads take measurable time even at a coarse timer step.
+    let new_file = run
+        .series
+        .iter()
+        .find(|s| s.name == "new-file: full cycle")
+        .unwrap();
+    assert!(new_file.stats.total_us > 0.0);
+
+    // Progress: every unit reported once, in order.
+    assert_eq!(
+        events.len(),
+        5 + 6,
+        "5 lifecycle backends + 6 raw workloads"
+    );
+    assert_eq!(events.last().unwrap().done, events.last().unwrap().total);
+    assert_eq!(events[0].suite, SuiteKind::Lifecycle);
+    assert_eq!(events.last().unwrap().suite, SuiteKind::Raw);
+
+    let env = &result.environment;
+    assert_eq!(env.platform, "browser");
+    assert!(env.user_agent.is_some() && env.browser.is_some(), "{env:?}");
+    let step = env.timer_resolution_us.expect("timer step measured");
+    assert!(step > 0.0 && step <= 2000.0, "{step}");
+    assert!(env.cpu_count.unwrap_or(0) >= 1);
+
+    let text = result.to_json().unwrap();
+    let back = FsResult::from_json(&text).unwrap();
+    assert_eq!(back.config, result.config);
+    let md = report::markdown(&result);
+    assert!(md.contains("| reopen |") && md.contains("new-file: full cycle"));
+    console_log!(
+        "bench-fs smoke on {}: timer step {step} µs, crossOriginIsolated {:?}\n{md}",
+        env.browser.as_deref().unwrap_or("?"),
+        env.cross_origin_isolated
+    );
+}
+
+/// The baseline with each rename method forced: copy always works; move where the browser has
+/// `FileSystemFileHandle.move()`.
+#[wasm_bindgen_test]
+async fn baseline_rename_methods() {
+    for method in [RenameMethod::Copy, RenameMethod::Move] {
+        let mut config = Config::smoke();
+        config.dir = unique_dir("rename");
+        config.raw = None;
+        config.lifecycle = Some(LifecycleConfig {
+            files: 10,
+            buffer_modes: Vec::new(),
+            baseline_rename: method,
+            ..LifecycleConfig::default()
+        });
+        let (name, used) = match method {
+            RenameMethod::Copy => ("files-opfs-copy", "copy+removeEntry"),
+            _ => ("files-opfs-move", "move"),
+        };
+        match browser::run_browser(&config, &mut |_| {}).await {
+            Ok(result) => {
+                check_lifecycle(&result, 10, &[name]);
+                let b = &result.lifecycle.as_ref().unwrap().backends[0];
+                assert_eq!(b.rename_method.as_deref(), Some(used));
+            }
+            Err(e) => panic!("{name}: {e}"),
+        }
+    }
+}
+
+/// A second `run_browser` in the same directory after the first finished works (everything
+/// was closed and removed).
+#[wasm_bindgen_test]
+async fn runs_leave_nothing_behind() {
+    let mut config = Config::smoke();
+    config.dir = unique_dir("twice");
+    config.raw = None;
+    config.lifecycle = Some(LifecycleConfig {
+        files: 4,
+        buffer_modes: vec![Mode::Memory],
+        ..LifecycleConfig::default()
+    });
+    for _ in 0..2 {
+        browser::run_browser(&config, &mut |_| {})
+            .await
+            .unwrap_or_else(|e| panic!("run_browser: {e}"));
+    }
+}
+
+/// The full-size browser run, only when built with `BENCH_FS_FULL` set (see the module docs).
+#[wasm_bindgen_test]
+async fn full_run() {
+    if option_env!("BENCH_FS_FULL").is_none() {
+        return;
+    }
+    let mut config = Config {
+        dir: unique_dir("full"),
+        ..Config::default()
+    };
+    if let Some(files) = option_env!("BENCH_FS_FILES").and_then(|f| f.parse().ok()) {
+        config.lifecycle.as_mut().unwrap().files = files;
+    }
+    if let Some(runs) = option_env!("BENCH_FS_RUNS").and_then(|f| f.parse().ok()) {
+        config.runs = runs;
+    }
+    let result = browser::run_browser(&config, &mut |p| {
+        console_log!(
+            "[{}/{}] {} {}/{} {}: {:.1} ms",
+            p.done,
+            p.total,
+            if p.warmup { "warm-up" } else { "run" },
+            p.run,
+            p.runs,
+            p.item,
+            p.ms
+        );
+    })
+    .await
+    .unwrap_or_else(|e| panic!("run_browser: {e}"));
+    console_log!("{}", report::markdown(&result));
+    console_log!(
+        "BENCH_FS_JSON_BEGIN\n{}\nBENCH_FS_JSON_END",
+        result.to_json().unwrap()
+    );
+}
