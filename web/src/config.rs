@@ -1,0 +1,372 @@
+//! What the page asks for ([`Request`], JSON from the page or its URL) and what runs
+//! ([`RunConfig`], recorded in every result).
+//!
+//! A request names a [`Preset`] and may override any of its values; [`Request::resolve`] applies
+//! the overrides to the preset and checks them. Presets:
+//!
+//! | preset | runs | warm-up | SQL scale | files | raw N / M | for |
+//! |---|---|---|---|---|---|---|
+//! | `full` | 5 | 1 | 1 (full size) | 1,000 × 1 KiB | 2,000 / 200 | published results |
+//! | `phone` | 3 | 1 | 1 | 100 × 1 KiB | 2,000 / 200 | phones (the page picks it there) |
+//! | `quick` | 1 | 0 | 10 (every count ÷ 10) | 100 × 1 KiB | 200 / 10 | a check that everything works, CI |
+//!
+//! A quick run is not a result: the SQL suite is scaled down (recorded as `scale_divisor` in
+//! bench-sql's result) and there is no warm-up.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the page's result document ([`crate::doc`]) and of this config inside it.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Seed of the SQL suite, the batch and the file contents unless a request says otherwise
+/// (20230411, the date the pinned SQL files were frozen; the same as bench-sql's and bench-fs').
+pub const DEFAULT_SEED: u64 = 20_230_411;
+
+/// Bytes per file of the lifecycle.
+pub const DEFAULT_FILE_SIZE: u32 = 1024;
+
+/// One of the four suites the page runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Suite {
+    /// bench-sql: the 16-case SQL suite.
+    Sql,
+    /// bench-sql: the 10,000-row transaction.
+    Batch,
+    /// bench-fs: the filesystem lifecycle.
+    Fs,
+    /// bench-fs: the raw OPFS per-call workloads (the physical floor).
+    Raw,
+}
+
+impl Suite {
+    /// All four, in the order they run.
+    pub const ALL: [Suite; 4] = [Suite::Sql, Suite::Batch, Suite::Fs, Suite::Raw];
+
+    /// The name used in URLs, configs and progress events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Suite::Sql => "sql",
+            Suite::Batch => "batch",
+            Suite::Fs => "fs",
+            Suite::Raw => "raw",
+        }
+    }
+
+    /// Parses [`Suite::as_str`] names.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+/// Named sets of defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    /// Published results: full sizes, 1 warm-up + 5 runs.
+    Full,
+    /// Full SQL sizes, 100 files, 1 warm-up + 3 runs.
+    Phone,
+    /// Small sizes, one run, no warm-up: proves everything works in a minute.
+    Quick,
+}
+
+impl Preset {
+    /// Every preset.
+    pub const ALL: [Preset; 3] = [Preset::Full, Preset::Phone, Preset::Quick];
+
+    /// `full`, `phone` or `quick`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Preset::Full => "full",
+            Preset::Phone => "phone",
+            Preset::Quick => "quick",
+        }
+    }
+
+    /// Parses [`Preset::as_str`] names.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == name)
+    }
+
+    /// The configuration this preset stands for (every suite, every backend, no commit).
+    pub fn config(self) -> RunConfig {
+        let full = RunConfig {
+            preset: self.as_str().to_owned(),
+            suites: Suite::ALL.to_vec(),
+            backends: Vec::new(),
+            runs: 5,
+            warmup: 1,
+            seed: DEFAULT_SEED,
+            sql_scale: 1,
+            files: 1_000,
+            file_size_bytes: DEFAULT_FILE_SIZE,
+            raw_small_calls: 2_000,
+            raw_cycle_calls: 200,
+            commit: None,
+        };
+        match self {
+            Preset::Full => full,
+            Preset::Phone => RunConfig {
+                runs: 3,
+                files: 100,
+                ..full
+            },
+            Preset::Quick => RunConfig {
+                runs: 1,
+                warmup: 0,
+                sql_scale: 10,
+                files: 100,
+                raw_small_calls: 200,
+                raw_cycle_calls: 10,
+                ..full
+            },
+        }
+    }
+}
+
+/// What the page asks for: a preset and overrides. Every field is optional; unknown fields are
+/// refused (a typo should not silently run the defaults).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Request {
+    /// `full` (default), `phone` or `quick`.
+    pub preset: Option<String>,
+    /// Suite names (`sql`, `batch`, `fs`, `raw`); absent: all four.
+    pub suites: Option<Vec<String>>,
+    /// Backend filters: a backend runs if its name contains one of them (`ours` selects all of
+    /// our configurations); absent, empty or `["all"]`: every backend.
+    pub backends: Option<Vec<String>>,
+    /// Measured runs per backend.
+    pub runs: Option<u32>,
+    /// Warm-up runs per backend (excluded from statistics, kept in the result).
+    pub warmup: Option<u32>,
+    /// Seed of the SQL suite, the batch and the file contents.
+    pub seed: Option<u64>,
+    /// Divide every SQL count by this (1: full size).
+    pub sql_scale: Option<u32>,
+    /// Files in the lifecycle.
+    pub files: Option<u32>,
+    /// Bytes per file.
+    pub file_size_bytes: Option<u32>,
+    /// Raw workloads: calls of the 4 KiB workloads (`N`).
+    pub raw_small_calls: Option<u32>,
+    /// Raw workloads: append+flush pairs and new-file cycles (`M`).
+    pub raw_cycle_calls: Option<u32>,
+    /// Source commit of the build, recorded in the environment.
+    pub commit: Option<String>,
+}
+
+/// What runs, after the preset and the overrides; recorded as `config` in the result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// The preset the values started from.
+    pub preset: String,
+    /// Selected suites, in running order.
+    pub suites: Vec<Suite>,
+    /// Backend filters (substrings of names); empty: every backend.
+    pub backends: Vec<String>,
+    /// Measured runs per backend (≥ 1).
+    pub runs: u32,
+    /// Warm-up runs per backend.
+    pub warmup: u32,
+    /// Seed of the generated SQL and file contents.
+    pub seed: u64,
+    /// SQL counts divided by this (1: full size, anything else is a smoke run).
+    pub sql_scale: u32,
+    /// Files in the lifecycle (≥ 2, so that half can be deleted).
+    pub files: u32,
+    /// Bytes per file (≥ 1).
+    pub file_size_bytes: u32,
+    /// Raw `N` (≥ 1).
+    pub raw_small_calls: u32,
+    /// Raw `M` (≥ 1).
+    pub raw_cycle_calls: u32,
+    /// Source commit of the build, if the page was told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+/// Upper bounds that keep a typo from running for a day or exhausting memory.
+pub mod limits {
+    /// Measured runs.
+    pub const RUNS: u32 = 100;
+    /// Warm-up runs.
+    pub const WARMUP: u32 = 10;
+    /// Lifecycle files.
+    pub const FILES: u32 = 100_000;
+    /// Bytes per file (1 MiB).
+    pub const FILE_SIZE: u32 = 1 << 20;
+    /// SQL scale divisor.
+    pub const SQL_SCALE: u32 = 1_000;
+    /// Raw `N`.
+    pub const RAW_SMALL: u32 = 1_000_000;
+    /// Raw `M`.
+    pub const RAW_CYCLE: u32 = 100_000;
+}
+
+impl Request {
+    /// Parses a request from JSON (`{}` is the full preset).
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        serde_json::from_str(text).map_err(|e| format!("config: {e}"))
+    }
+
+    /// The preset with the overrides applied, checked against [`limits`].
+    pub fn resolve(&self) -> Result<RunConfig, String> {
+        let preset = match self.preset.as_deref() {
+            None | Some("") => Preset::Full,
+            Some(name) => Preset::parse(name)
+                .ok_or_else(|| format!("unknown preset {name:?} (known: full, phone, quick)"))?,
+        };
+        let mut c = preset.config();
+        if let Some(names) = &self.suites {
+            let mut suites = Vec::new();
+            for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+                let suite = Suite::parse(name).ok_or_else(|| {
+                    format!("unknown suite {name:?} (known: sql, batch, fs, raw)")
+                })?;
+                if !suites.contains(&suite) {
+                    suites.push(suite);
+                }
+            }
+            if suites.is_empty() {
+                return Err("no suite selected".to_owned());
+            }
+            // Always run in the canonical order, whatever order was asked.
+            suites.sort_by_key(|s| Suite::ALL.iter().position(|x| x == s));
+            c.suites = suites;
+        }
+        if let Some(filters) = &self.backends {
+            let filters: Vec<String> = filters
+                .iter()
+                .map(|f| f.trim().to_owned())
+                .filter(|f| !f.is_empty())
+                .collect();
+            c.backends = if filters.iter().any(|f| f == "all") {
+                Vec::new()
+            } else {
+                filters
+            };
+        }
+        let bounded = |name: &str, v: Option<u32>, min: u32, max: u32, field: &mut u32| {
+            if let Some(v) = v {
+                if v < min || v > max {
+                    return Err(format!("{name} must be in {min}..={max}, not {v}"));
+                }
+                *field = v;
+            }
+            Ok(())
+        };
+        bounded("runs", self.runs, 1, limits::RUNS, &mut c.runs)?;
+        bounded("warmup", self.warmup, 0, limits::WARMUP, &mut c.warmup)?;
+        bounded("files", self.files, 2, limits::FILES, &mut c.files)?;
+        bounded(
+            "file_size_bytes",
+            self.file_size_bytes,
+            1,
+            limits::FILE_SIZE,
+            &mut c.file_size_bytes,
+        )?;
+        bounded(
+            "sql_scale",
+            self.sql_scale,
+            1,
+            limits::SQL_SCALE,
+            &mut c.sql_scale,
+        )?;
+        bounded(
+            "raw_small_calls",
+            self.raw_small_calls,
+            1,
+            limits::RAW_SMALL,
+            &mut c.raw_small_calls,
+        )?;
+        bounded(
+            "raw_cycle_calls",
+            self.raw_cycle_calls,
+            1,
+            limits::RAW_CYCLE,
+            &mut c.raw_cycle_calls,
+        )?;
+        if let Some(seed) = self.seed {
+            c.seed = seed;
+        }
+        c.commit = self
+            .commit
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned);
+        Ok(c)
+    }
+}
+
+impl RunConfig {
+    /// Whether `suite` was selected.
+    pub fn runs_suite(&self, suite: Suite) -> bool {
+        self.suites.contains(&suite)
+    }
+
+    /// Whether the backend `name` passes the filters (empty: every backend).
+    pub fn selects_backend(&self, name: &str) -> bool {
+        self.backends.is_empty() || self.backends.iter().any(|f| name.contains(f.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(json: &str) -> Result<RunConfig, String> {
+        Request::from_json(json)?.resolve()
+    }
+
+    #[test]
+    fn empty_request_is_full_preset() {
+        let c = resolve("{}").unwrap();
+        assert_eq!(c, Preset::Full.config());
+        assert_eq!((c.runs, c.warmup, c.files, c.sql_scale), (5, 1, 1000, 1));
+        assert_eq!(c.suites, Suite::ALL.to_vec());
+        assert!(c.selects_backend("anything"));
+    }
+
+    #[test]
+    fn presets_and_overrides() {
+        let q = resolve(r#"{"preset":"quick"}"#).unwrap();
+        assert_eq!((q.runs, q.warmup, q.files, q.sql_scale), (1, 0, 100, 10));
+        let p = resolve(r#"{"preset":"phone","runs":2}"#).unwrap();
+        assert_eq!((p.runs, p.files, p.preset.as_str()), (2, 100, "phone"));
+        let c = resolve(
+            r#"{"preset":"full","suites":["raw","sql"],"backends":["ours-disk","sahpool"],
+                "files":10,"commit":" abc123 "}"#,
+        )
+        .unwrap();
+        assert_eq!(c.suites, vec![Suite::Sql, Suite::Raw], "canonical order");
+        assert!(c.selects_backend("ours-disk-strict"));
+        assert!(c.selects_backend("sahpool"));
+        assert!(!c.selects_backend("ours-memory-strict"));
+        assert_eq!(c.files, 10);
+        assert_eq!(c.commit.as_deref(), Some("abc123"));
+        let all = resolve(r#"{"backends":["all"]}"#).unwrap();
+        assert!(all.backends.is_empty());
+    }
+
+    #[test]
+    fn refuses_bad_requests() {
+        assert!(resolve(r#"{"preset":"huge"}"#).is_err());
+        assert!(resolve(r#"{"suites":["sql","cpu"]}"#).is_err());
+        assert!(resolve(r#"{"suites":[]}"#).is_err());
+        assert!(resolve(r#"{"runs":0}"#).is_err());
+        assert!(resolve(r#"{"files":1}"#).is_err());
+        assert!(resolve(r#"{"runz":3}"#).is_err(), "unknown field");
+        assert!(resolve("not json").is_err());
+    }
+
+    #[test]
+    fn config_json_round_trip() {
+        let c = resolve(r#"{"preset":"quick","commit":"x"}"#).unwrap();
+        let text = serde_json::to_string(&c).unwrap();
+        assert!(text.contains(r#""suites":["sql","batch","fs","raw"]"#));
+        assert_eq!(serde_json::from_str::<RunConfig>(&text).unwrap(), c);
+    }
+}

@@ -1,0 +1,1177 @@
+// The benchmark page's main thread: controls, the worker, progress, tables and SVG charts.
+// No framework, no dependencies. The worker (worker.js) runs everything; this file only
+// renders. Result documents are described in web/README.md.
+//
+// Automation contract (the headless runner, bench-runner, relies on it):
+//   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw&backends=<list>|all
+//        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N)
+//   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, error,
+//                     consoleErrors: []}, updated live. The results view is rendered before
+//   state becomes 'done'.
+
+'use strict';
+
+// ---------------------------------------------------------------------------------------
+// Automation state and error capture (first, so nothing is missed)
+// ---------------------------------------------------------------------------------------
+
+const bench = {
+  state: 'idle',
+  progress: null,
+  result: null,
+  error: null,
+  consoleErrors: [],
+};
+window.__bench = bench;
+
+const consoleError = console.error.bind(console);
+console.error = (...args) => {
+  bench.consoleErrors.push(args.map((a) => (a instanceof Error ? `${a.name}: ${a.message}` : String(a))).join(' '));
+  consoleError(...args);
+};
+window.addEventListener('error', (event) => {
+  bench.consoleErrors.push(`error: ${event.message} (${event.filename}:${event.lineno})`);
+});
+window.addEventListener('unhandledrejection', (event) => {
+  const r = event.reason;
+  bench.consoleErrors.push(`unhandled rejection: ${r instanceof Error ? `${r.name}: ${r.message}` : String(r)}`);
+});
+
+// ---------------------------------------------------------------------------------------
+// Small helpers
+// ---------------------------------------------------------------------------------------
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
+
+/** Escaped, with a line-break opportunity after each hyphen (long backend names in headers). */
+const escWrap = (v) => esc(v).replace(/-/g, '-<wbr>');
+
+const esc = (v) => String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+
+const isNum = (v) => typeof v === 'number' && Number.isFinite(v);
+
+/** Median (mean of the middle two for an even count), min, max, n; null if no samples. */
+function statOf(samples) {
+  const v = samples.filter(isNum).sort((a, b) => a - b);
+  if (!v.length) return null;
+  const n = v.length;
+  const median = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return { median, min: v[0], max: v[n - 1], n };
+}
+
+/** Per-field lower median of physical counters. */
+function medianCounters(list) {
+  const c = list.filter(Boolean);
+  if (!c.length) return null;
+  const field = (k) => {
+    const v = c.map((x) => x[k]).sort((a, b) => a - b);
+    return v[Math.floor((v.length - 1) / 2)];
+  };
+  return { flushes: field('flushes'), writes: field('writes'), bytes_written: field('bytes_written'), reads: field('reads') };
+}
+
+const nf2 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const nf1 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+const nf0 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+const nfTick = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
+
+/** Milliseconds as in the seed tables: two decimals, thousands separators, "<0.01". */
+function fmtMs(v) {
+  if (!isNum(v)) return '–';
+  if (v > 0 && v < 0.01) return '<0.01';
+  return nf2.format(v);
+}
+
+/** Microseconds: one decimal below 100, none above. */
+function fmtUs(v) {
+  if (!isNum(v)) return '–';
+  return v < 100 ? nf1.format(v) : nf0.format(v);
+}
+
+/** A duration with its unit, for chart labels (µs input). */
+function fmtDurationUs(us) {
+  if (!isNum(us)) return '–';
+  if (us < 1000) return `${fmtUs(us)} µs`;
+  if (us < 1e6) return `${nf2.format(us / 1000)} ms`;
+  return `${nf2.format(us / 1e6)} s`;
+}
+
+/** Axis ticks in ms: no decimals from 1 up. */
+function fmtTickMs(v) {
+  if (!isNum(v)) return '';
+  return v >= 1 || v === 0 ? nfTick.format(v) : String(+v.toPrecision(2));
+}
+
+/** Axis ticks of durations given in µs: 1 µs, 10 µs, 100 µs, 1 ms, 10 ms, 1 s. */
+function fmtTickUs(us) {
+  if (!isNum(us)) return '';
+  if (us < 1000) return `${+us.toPrecision(3)} µs`;
+  if (us < 1e6) return `${+(us / 1000).toPrecision(3)} ms`;
+  return `${+(us / 1e6).toPrecision(3)} s`;
+}
+
+function fmtBytes(b) {
+  if (!isNum(b)) return '–';
+  if (b < 1024) return `${b} B`;
+  if (b < 1024 * 1024) return `${nf1.format(b / 1024)} KiB`;
+  if (b < 1024 ** 3) return `${nf1.format(b / 1024 ** 2)} MiB`;
+  return `${nf1.format(b / 1024 ** 3)} GiB`;
+}
+
+function fmtElapsed(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  const m = Math.floor(s / 60);
+  return `${m}:${String(s % 60).padStart(2, '0')}`;
+}
+
+const fmtRatio = (r) => (isNum(r) ? `×${r < 10 ? nf2.format(r) : nf1.format(r)}` : '–');
+
+const ordinal = (n) => ['1st', '2nd', '3rd'][n - 1] ?? `${n}th`;
+
+/** Ranks (1-based) of the values in a row by ascending median; ties share a rank. */
+function ranksOf(values) {
+  const present = values.filter(([, v]) => isNum(v)).sort((a, b) => a[1] - b[1]);
+  const ranks = new Map();
+  present.forEach(([key, v], i) => {
+    const prev = i > 0 ? present[i - 1] : null;
+    ranks.set(key, prev && prev[1] === v ? ranks.get(prev[0]) : i + 1);
+  });
+  return ranks;
+}
+
+const rankBadge = (rank) => (rank && rank <= 3 ? `<span class="rank r${rank}" title="${ordinal(rank)} lowest median in this row">${ordinal(rank)}</span>` : '');
+
+function debounce(fn, ms) {
+  let t = 0;
+  return (...a) => {
+    clearTimeout(t);
+    t = setTimeout(() => fn(...a), ms);
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Environment checks (main thread)
+// ---------------------------------------------------------------------------------------
+
+function supportsModuleWorker() {
+  let supported = false;
+  const options = {
+    get type() {
+      supported = true;
+      return 'module';
+    },
+  };
+  try {
+    const url = URL.createObjectURL(new Blob([''], { type: 'text/javascript' }));
+    new Worker(url, options).terminate();
+    URL.revokeObjectURL(url);
+  } catch {
+    // Constructing failed: either no workers at all or no module workers.
+  }
+  return supported;
+}
+
+function isPhone() {
+  if (navigator.userAgentData && typeof navigator.userAgentData.mobile === 'boolean') return navigator.userAgentData.mobile;
+  if (/Android|iPhone|iPad|iPod|Mobile/i.test(navigator.userAgent)) return true;
+  return matchMedia('(pointer: coarse)').matches && Math.min(screen.width, screen.height) < 820;
+}
+
+const warnings = new Map();
+
+function setWarning(key, html) {
+  if (html) warnings.set(key, html);
+  else warnings.delete(key);
+  const box = $('#warnings');
+  box.hidden = warnings.size === 0;
+  box.innerHTML = `<h2 class="visually-hidden">Warnings</h2><ul>${[...warnings.values()].map((w) => `<li>${w}</li>`).join('')}</ul>`;
+  const persist = $('#persist-button');
+  if (persist) persist.addEventListener('click', requestPersistence);
+}
+
+async function requestPersistence() {
+  try {
+    const granted = await navigator.storage.persist();
+    if (granted) setWarning('persisted', null);
+    else setWarning('persisted', 'The browser declined to persist this site\'s storage. Results are unaffected; OPFS data of this page may be evicted under storage pressure.');
+  } catch (e) {
+    setWarning('persisted', `Could not ask for persistent storage: ${esc(e)}`);
+  }
+}
+
+async function checkEnvironment() {
+  if (!window.isSecureContext) {
+    setWarning('secure', '<strong>Not a secure context.</strong> OPFS needs <code>https:</code> or <code>http://localhost</code>; the benchmarks will fail here.');
+  }
+  if (!(navigator.storage && typeof navigator.storage.getDirectory === 'function')) {
+    setWarning('opfs', '<strong>No OPFS</strong> (<code>navigator.storage.getDirectory</code> is missing): every storage benchmark will fail in this browser. Private browsing modes often disable it.');
+  }
+  if (!moduleWorkers) {
+    setWarning('worker', '<strong>No module worker support:</strong> this browser cannot start the benchmark worker (dedicated workers with <code>type: "module"</code>). Update the browser.');
+  }
+  if (!window.crossOriginIsolated) {
+    setWarning('coi', '<strong>Not cross-origin isolated:</strong> timers are coarse (Chromium 100 µs, Firefox up to 1 ms), so short timings are rounded. Serve the page with <code>Cross-Origin-Opener-Policy: same-origin</code> and <code>Cross-Origin-Embedder-Policy: require-corp</code> (the repository\'s <code>serve</code> command does).');
+  }
+  try {
+    if (navigator.storage && navigator.storage.persisted && !(await navigator.storage.persisted())) {
+      setWarning('persisted', '<strong>Storage not persisted:</strong> the browser may evict this site\'s OPFS data under storage pressure. The measurements are unaffected. <button type="button" id="persist-button">Ask to persist</button>');
+    }
+  } catch {
+    // persisted() missing or refused: nothing to report.
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Views: what the renderers show, from a result document or from live progress
+// ---------------------------------------------------------------------------------------
+
+const SQL_PHASES = [
+  ['prepare_ms', 'Preparation'],
+  ['init_ms', 'Initialization'],
+  ['sync_ms', 'Later explicit sync'],
+  ['close_ms', 'Close'],
+  ['reopen_ms', 'Reopen'],
+  ['verify_ms', 'Verification'],
+];
+
+const SUITE_LABELS = { sql: '16-case SQL suite', batch: '10,000-row transaction', fs: 'Filesystem lifecycle', raw: 'Raw OPFS per-call floor' };
+
+function browserLabel(env) {
+  if (!env) return 'unknown browser';
+  const version = env.browser_version ? ` ${String(env.browser_version).split('.')[0]}` : '';
+  if (env.browser) return `${env.browser}${version}`;
+  return env.platform === 'native' ? `native (${env.os ?? '?'})` : 'unknown browser';
+}
+
+function sqlViewOf(sql) {
+  if (!sql || !Array.isArray(sql.backends)) return null;
+  const backends = sql.backends.map((b) => ({ name: b.name, durability: b.durability, persistent: b.persistent !== false }));
+  const per = (pick) => Object.fromEntries(sql.backends.map((b) => [b.name, statOf((b.runs ?? []).map(pick))]));
+  const titles = new Map((sql.suite?.cases ?? []).map((c) => [c.number, c.title]));
+  const numbers = sql.suite?.cases?.length
+    ? sql.suite.cases.map((c) => c.number)
+    : (sql.backends[0]?.runs?.[0]?.suite?.cases ?? []).map((c) => c.number);
+  const caseOf = (r, n) => r.suite?.cases?.find((c) => c.number === n);
+  return {
+    backends,
+    scale: sql.suite?.scale_divisor ?? 1,
+    seed: sql.suite?.seed,
+    sha256: sql.suite?.sha256,
+    batchRows: sql.suite?.batch_rows,
+    runs: sql.config?.runs,
+    warmup: sql.config?.warmup,
+    metrics: {
+      total: per((r) => r.suite?.total_ms),
+      test1: per((r) => r.suite?.test1_ms),
+      rest: per((r) => (isNum(r.suite?.total_ms) && isNum(r.suite?.test1_ms) ? r.suite.total_ms - r.suite.test1_ms : null)),
+      batch: per((r) => r.batch?.ms),
+    },
+    cases: numbers.map((n) => ({
+      number: n,
+      title: titles.get(n) ?? `Case ${n}`,
+      stats: per((r) => caseOf(r, n)?.ms),
+      counters: Object.fromEntries(sql.backends.map((b) => [b.name, medianCounters((b.runs ?? []).map((r) => caseOf(r, n)?.counters))])),
+    })),
+    batchCounters: Object.fromEntries(sql.backends.map((b) => [b.name, medianCounters((b.runs ?? []).map((r) => r.batch?.counters))])),
+    phases: {
+      suite: SQL_PHASES.map(([k, label]) => ({ label, stats: per((r) => r.suite?.phases?.[k]) })),
+      batch: SQL_PHASES.map(([k, label]) => ({ label, stats: per((r) => r.batch?.phases?.[k]) })),
+    },
+  };
+}
+
+function fsViewOf(fs) {
+  const l = fs?.lifecycle;
+  if (!l || !Array.isArray(l.backends)) return null;
+  const phaseNames = (l.backends[0]?.runs?.[0]?.phases ?? []).map((p) => p.phase);
+  const per = (pick) => Object.fromEntries(l.backends.map((b) => [b.name, statOf((b.runs ?? []).map(pick))]));
+  return {
+    files: l.files,
+    fileSize: l.file_size_bytes,
+    backends: l.backends.map((b) => ({ name: b.name, durability: b.durability, storage: b.storage, rename: b.rename_method })),
+    phases: phaseNames.map((phase) => ({
+      phase,
+      stats: per((r) => r.phases?.find((p) => p.phase === phase)?.ms),
+      counters: Object.fromEntries(l.backends.map((b) => [b.name, medianCounters((b.runs ?? []).map((r) => r.phases?.find((p) => p.phase === phase)?.counters))])),
+    })),
+    total: per((r) => r.total_ms),
+  };
+}
+
+function rawViewOf(raw) {
+  if (!raw || !Array.isArray(raw.runs)) return null;
+  const names = (raw.runs[0]?.series ?? []).map((s) => s.name);
+  return {
+    runs: raw.runs.length,
+    series: names.map((name) => {
+      const list = raw.runs.map((r) => r.series?.find((s) => s.name === name)).filter(Boolean);
+      const first = list[0] ?? {};
+      const st = (k) => statOf(list.map((s) => s.stats?.[k]));
+      return {
+        name,
+        calls: first.calls,
+        bytesPerCall: first.bytes_per_call,
+        totalBytes: first.total_bytes,
+        mean: st('mean_us'),
+        p50: st('p50_us'),
+        p90: st('p90_us'),
+        p99: st('p99_us'),
+        max: st('max_us'),
+        first: st('first_us'),
+        totalUs: st('total_us'),
+      };
+    }),
+  };
+}
+
+/** Accepts the page's document, or a bare bench-sql / bench-fs result, and returns a document. */
+function normalizeDocument(d) {
+  if (!d || typeof d !== 'object') throw new Error('not a JSON object');
+  if ('verifications' in d || 'generated_at' in d) return d;
+  if (Array.isArray(d.backends) && d.suite) {
+    return { schema_version: 0, generated_at: null, config: { suites: ['sql', 'batch'] }, environment: d.environment, sql: d, verifications: null };
+  }
+  if ('lifecycle' in d || 'raw' in d) {
+    const suites = [d.lifecycle && 'fs', d.raw && 'raw'].filter(Boolean);
+    return { schema_version: 0, generated_at: null, config: { suites }, environment: d.environment, fs: d.lifecycle ? d : null, raw: d.raw ?? null, verifications: null };
+  }
+  throw new Error('not a benchmark result (no sql, fs or raw section)');
+}
+
+function viewOfDocument(doc, label, origin) {
+  const suites = new Set(doc.config?.suites ?? ['sql', 'batch', 'fs', 'raw']);
+  const sql = sqlViewOf(doc.sql);
+  return {
+    label,
+    origin,
+    doc,
+    env: doc.environment ?? null,
+    suites,
+    sql,
+    fs: fsViewOf(doc.fs),
+    raw: rawViewOf(doc.raw),
+    live: false,
+  };
+}
+
+// Live samples from progress events, until the result document arrives.
+let live = null;
+
+function newLive(environment, config) {
+  return { environment, config, sql: new Map(), batch: new Map(), fs: new Map(), raw: new Map() };
+}
+
+function recordLive(p) {
+  if (!live || p.status !== 'end' || p.warmup || !isNum(p.ms)) return;
+  const key = p.suite === 'raw' ? p.case : p.backend;
+  const map = live[p.suite];
+  if (!map) return;
+  if (!map.has(key)) map.set(key, []);
+  map.get(key).push(p.ms);
+}
+
+function liveView() {
+  const per = (map) => Object.fromEntries([...map].map(([k, v]) => [k, statOf(v)]));
+  const filters = live.config.backends ?? ['all'];
+  const chosen = (list) => (list ?? []).filter((b) => filters.includes('all') || filters.some((f) => b.name.includes(f)));
+  const suites = new Set(live.config.suites);
+  const sql = suites.has('sql') || suites.has('batch')
+    ? {
+        backends: chosen(backendInfo?.sql),
+        metrics: { total: per(live.sql), batch: per(live.batch) },
+        cases: [],
+        phases: null,
+      }
+    : null;
+  const fs = suites.has('fs') ? { backends: chosen(backendInfo?.fs), phases: [], total: per(live.fs) } : null;
+  const raw = live.raw.size
+    ? { live: true, series: [...live.raw].map(([name, v]) => ({ name, totalUs: statOf(v.map((ms) => ms * 1000)) })) }
+    : null;
+  return {
+    label: `${browserLabel(live.environment)} · this run (in progress)`,
+    origin: 'live',
+    doc: null,
+    env: live.environment,
+    suites: new Set(live.config.suites),
+    sql,
+    fs,
+    raw,
+    live: true,
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// SVG charts
+// ---------------------------------------------------------------------------------------
+
+const COLORS = ['#2563eb', '#d97706', '#059669', '#9333ea', '#db2777', '#0891b2'];
+
+function niceStep(span, count) {
+  const raw = span / Math.max(1, count);
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const norm = raw / mag;
+  return (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 2.5 ? 2.5 : norm <= 5 ? 5 : 10) * mag;
+}
+
+/**
+ * Horizontal chart: one group per row label (a backend or a workload), one mark per view
+ * (colour), all on one shared axis. `scale` 'linear' draws bars from zero; 'log' draws a dot at
+ * the median. Both draw the min–max range as a whisker.
+ * groups: [{label, items: [{view: index, stat: {median, min, max, n}}]}]
+ */
+function chartSvg({ groups, viewLabels, unitLabel, format, tickFormat = format, scale, width, ratioNote }) {
+  const values = groups.flatMap((g) => g.items.flatMap((i) => (i.stat ? [i.stat.min, i.stat.max, i.stat.median] : []))).filter((v) => isNum(v));
+  if (!values.length) return '';
+  const positive = values.filter((v) => v > 0);
+  const W = Math.max(280, Math.floor(width));
+  const labelH = 16;
+  const barH = 12;
+  const gap = 3;
+  const groupGap = 10;
+  const padL = 2;
+  const padR = Math.min(130, Math.max(88, W * 0.22));
+  const plotW = W - padL - padR;
+  let x;
+  let ticks;
+  if (scale === 'log' && positive.length) {
+    const lo = 10 ** Math.floor(Math.log10(Math.min(...positive)));
+    const hi = 10 ** Math.ceil(Math.log10(Math.max(...positive) * 1.0001));
+    const span = Math.log10(hi) - Math.log10(lo) || 1;
+    x = (v) => padL + ((Math.log10(Math.max(v, lo)) - Math.log10(lo)) / span) * plotW;
+    ticks = [];
+    for (let t = lo; t <= hi * 1.0001; t *= 10) ticks.push(t);
+  } else {
+    const max = Math.max(...values) || 1;
+    const step = niceStep(max, W < 500 ? 3 : 5);
+    const top = Math.ceil(max / step) * step;
+    x = (v) => padL + (Math.max(0, v) / top) * plotW;
+    ticks = [];
+    for (let t = 0; t <= top + step / 2; t += step) ticks.push(t);
+  }
+  let y = 4;
+  const parts = [];
+  for (const g of groups) {
+    parts.push(`<text class="g-label" x="${padL}" y="${y + 12}">${esc(g.label)}</text>`);
+    y += labelH;
+    for (const item of g.items) {
+      const color = COLORS[item.view % COLORS.length];
+      const tip = `${g.label} — ${viewLabels[item.view] ?? ''}: ` + (item.stat ? `median ${format(item.stat.median)}, min–max ${format(item.stat.min)} – ${format(item.stat.max)} (n=${item.stat.n})` : (item.missing ?? 'no result'));
+      const cy = y + barH / 2;
+      if (!item.stat) {
+        parts.push(`<text class="missing" x="${padL}" y="${cy + 4}">${esc(item.missing ?? 'no result')}<title>${esc(tip)}</title></text>`);
+      } else {
+        const xm = x(item.stat.median);
+        const x0 = x(item.stat.min);
+        const x1 = x(item.stat.max);
+        if (scale === 'log') {
+          parts.push(`<line class="stem" x1="${padL}" x2="${xm}" y1="${cy}" y2="${cy}" stroke="${color}" />`);
+        } else {
+          parts.push(`<rect x="${padL}" y="${y}" width="${Math.max(1, xm - padL)}" height="${barH}" rx="2" fill="${color}" opacity="0.85"><title>${esc(tip)}</title></rect>`);
+        }
+        if (item.stat.n > 1 && x1 - x0 >= 1) {
+          parts.push(`<line class="whisker" x1="${x0}" x2="${x1}" y1="${cy}" y2="${cy}" />`);
+          parts.push(`<line class="whisker" x1="${x0}" x2="${x0}" y1="${cy - 4}" y2="${cy + 4}" />`);
+          parts.push(`<line class="whisker" x1="${x1}" x2="${x1}" y1="${cy - 4}" y2="${cy + 4}" />`);
+        }
+        if (scale === 'log') parts.push(`<circle cx="${xm}" cy="${cy}" r="5" fill="${color}"><title>${esc(tip)}</title></circle>`);
+        parts.push(`<text class="value" x="${Math.max(xm, x1) + 6}" y="${cy + 4}">${esc(format(item.stat.median))}</text>`);
+      }
+      y += barH + gap;
+    }
+    if (g.note) {
+      parts.push(`<text class="ratio" x="${W - 2}" y="${y - gap - 1}" text-anchor="end">${esc(g.note)}</text>`);
+    }
+    y += groupGap;
+  }
+  const axisY = y;
+  const grid = ticks
+    .map((t, i) => {
+      const anchor = i === 0 ? 'start' : i === ticks.length - 1 && x(t) > W - 30 ? 'end' : 'middle';
+      return `<line class="grid" x1="${x(t)}" x2="${x(t)}" y1="0" y2="${axisY}" /><text class="tick" x="${x(t)}" y="${axisY + 14}" text-anchor="${anchor}">${esc(tickFormat(t))}</text>`;
+    })
+    .join('');
+  const H = axisY + 20;
+  const caption = `${unitLabel}${scale === 'log' ? ' · log scale' : ''}${ratioNote ? ` · ${ratioNote}` : ''}`;
+  return `<svg class="chart" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(caption)}">${grid}<line class="axis" x1="${padL}" x2="${padL + plotW}" y1="${axisY}" y2="${axisY}" />${parts.join('')}</svg><div class="chart-caption">${esc(caption)}</div>`;
+}
+
+function legendHtml(views) {
+  if (views.length < 2) return '';
+  return `<div class="legend">${views.map((v, i) => `<span><i style="background:${COLORS[i % COLORS.length]}"></i>${esc(v.label)}</span>`).join('')}</div>`;
+}
+
+// ---------------------------------------------------------------------------------------
+// Tables
+// ---------------------------------------------------------------------------------------
+
+function statCell(stat, { rank, ratio, ratioTitle, format = fmtMs, extra = '' } = {}) {
+  if (!stat) return `<td class="cell missing">${extra || '–'}</td>`;
+  const range = stat.n > 1 ? `<div class="range">${format(stat.min)} – ${format(stat.max)}</div>` : '';
+  const ratioHtml = ratio ? `<div class="ratio" title="${esc(ratioTitle ?? '')}">${esc(ratio)}</div>` : '';
+  return `<td class="cell"><div class="med">${format(stat.median)}${rankBadge(rank)}</div>${range}${ratioHtml}${extra}</td>`;
+}
+
+function tableWrap(caption, head, rows, note = '', cls = '') {
+  // The visible title sits outside the scrolling box so that it wraps on narrow screens.
+  return `<div class="table-title" aria-hidden="true">${caption}</div><div class="table-wrap"><table${cls ? ` class="${cls}"` : ''}><caption class="visually-hidden">${caption}</caption><thead>${head}</thead><tbody>${rows.join('')}</tbody></table></div>${note ? `<p class="table-note">${note}</p>` : ''}`;
+}
+
+/** Union of backend names over views, in first-seen order, with their info. */
+function unionBackends(views, pick) {
+  const out = new Map();
+  for (const v of views) for (const b of pick(v)?.backends ?? []) if (!out.has(b.name)) out.set(b.name, b);
+  return [...out.values()];
+}
+
+/** The memory-only reference of a SQL view: its non-persistent backend. */
+const referenceOf = (sqlView) => sqlView?.backends.find((b) => b.persistent === false)?.name ?? null;
+
+/** SQL metric table: one row per view, one column per backend. */
+function sqlMetricTable(views, metric, caption) {
+  const backends = unionBackends(views, (v) => v.sql);
+  const head = `<tr><th scope="col">Browser / run</th>${backends.map((b) => `<th scope="col" title="${esc(b.durability ?? '')}">${escWrap(b.name)}${b.persistent === false ? '<div class="sub">memory-only reference</div>' : ''}</th>`).join('')}</tr>`;
+  const rows = views
+    .filter((v) => v.sql)
+    .map((v) => {
+      const stats = v.sql.metrics[metric] ?? {};
+      const ref = referenceOf(v.sql);
+      const refMedian = ref ? stats[ref]?.median : null;
+      const ranks = ranksOf(backends.filter((b) => b.name !== ref && b.persistent !== false).map((b) => [b.name, stats[b.name]?.median]));
+      const runs = Math.max(0, ...Object.values(stats).map((s) => s?.n ?? 0));
+      return `<tr><th scope="row"><i class="swatch" style="background:${COLORS[views.indexOf(v) % COLORS.length]}"></i>${esc(v.label)}<div class="sub">${runs} run${runs === 1 ? '' : 's'}${v.sql.scale && v.sql.scale !== 1 ? ` · counts ÷${v.sql.scale}` : ''}</div></th>${backends
+        .map((b) => {
+          const s = stats[b.name];
+          const isRef = b.name === ref;
+          const ratio = !isRef && s && isNum(refMedian) && refMedian > 0 ? fmtRatio(s.median / refMedian) : isRef && s ? 'reference' : '';
+          return statCell(s, { rank: ranks.get(b.name), ratio, ratioTitle: 'median ÷ memory-only reference median, same browser and run', extra: s ? '' : `<span class="muted">${v.live ? 'pending' : 'not run'}</span>` });
+        })
+        .join('')}</tr>`;
+    });
+  return tableWrap(caption, head, rows);
+}
+
+/** A per-view table: rows (cases or phases), one column per backend, ranks per row. */
+function rowsByBackendTable(caption, backends, rows, { ref = null, rankSkip = new Set(), ratioTo = null, ratioLabel = '', missing = 'n/a' } = {}) {
+  const head = `<tr><th scope="col"></th>${backends.map((b) => `<th scope="col" title="${esc(b.durability ?? '')}">${escWrap(b.name)}</th>`).join('')}</tr>`;
+  const body = rows.map((row) => {
+    const ranks = ranksOf(backends.filter((b) => b.name !== ref && !rankSkip.has(b.name)).map((b) => [b.name, row.stats[b.name]?.median]));
+    const base = ratioTo ? row.stats[ratioTo]?.median : null;
+    return `<tr><th scope="row">${row.label}</th>${backends
+      .map((b) => {
+        const s = row.stats[b.name];
+        const ratio = ratioTo && b.name !== ratioTo && s && isNum(base) && base > 0 ? fmtRatio(s.median / base) : '';
+        return statCell(s, { rank: ranks.get(b.name), ratio, ratioTitle: ratioLabel, extra: s ? '' : `<span class="muted">${missing}</span>` });
+      })
+      .join('')}</tr>`;
+  });
+  return tableWrap(caption, head, body);
+}
+
+function countersText(c) {
+  if (!c) return '–';
+  return `${c.flushes} fl · ${c.writes} wr · ${fmtBytes(c.bytes_written)} · ${c.reads} rd`;
+}
+
+// ---------------------------------------------------------------------------------------
+// Sections
+// ---------------------------------------------------------------------------------------
+
+function chartBlock(id, html) {
+  return `<div class="chart-box" data-chart="${id}">${html}</div>`;
+}
+
+function sqlChart(views, metric, width) {
+  const backends = unionBackends(views, (v) => v.sql);
+  const groups = backends.map((b) => ({
+    label: b.persistent === false ? `${b.name} (memory-only reference)` : b.name,
+    items: views.map((v, i) => ({ view: i, stat: v.sql?.metrics?.[metric]?.[b.name] ?? null, missing: v.live ? 'pending' : 'not run' })).filter((it) => views[it.view].sql),
+  }));
+  return chartSvg({ groups, viewLabels: views.map((v) => v.label), unitLabel: 'Median · milliseconds · shared scale · whiskers: min–max', format: fmtMs, tickFormat: fmtTickMs, scale: 'linear', width });
+}
+
+function renderSql(views, width) {
+  const vs = views.filter((v) => v.sql && v.suites.has('sql'));
+  if (!vs.length) return '';
+  const any = vs[0].sql;
+  const scaled = vs.some((v) => v.sql.scale && v.sql.scale !== 1);
+  let html = `<section class="suite" id="suite-sql"><h3>${SUITE_LABELS.sql}</h3>
+    <p class="suite-desc">SQLite's 16 speed-comparison cases as pinned by wa-sqlite and PGlite, generated from a fixed seed${any.seed !== undefined ? ` (${esc(any.seed)}` : ''}${any.sha256 ? `, SQL SHA-256 <code title="${esc(any.sha256)}">${esc(String(any.sha256).slice(0, 12))}…</code>` : ''}${any.seed !== undefined ? ')' : ''}; the time is the sum of the 16 cases. Ratios are to the memory-only reference in the same browser and run; ranks compare the persistent backends.${scaled ? ' <strong>Scaled down: not comparable with full-size runs.</strong>' : ''}</p>
+    ${legendHtml(vs)}${chartBlock('sql-total', sqlChart(vs, 'total', width))}
+    ${sqlMetricTable(vs, 'total', '16-case total (ms): median, min–max, rank; ×ratio to the memory-only reference')}`;
+  if (vs.some((v) => Object.values(v.sql.metrics.test1 ?? {}).some(Boolean))) {
+    html += sqlMetricTable(vs, 'test1', 'Test 1 alone: autocommit INSERTs, the commit cost (ms; ×ratio to the reference)');
+    html += sqlMetricTable(vs, 'rest', 'Tests 2–16: mostly CPU (ms; ×ratio to the reference)');
+  }
+  for (const v of vs.filter((x) => !x.live && x.sql.cases.length)) {
+    const ref = referenceOf(v.sql);
+    const rows = v.sql.cases.map((c) => ({ label: `${c.number}. ${esc(c.title)}`, stats: c.stats }));
+    html += `<details class="per-view"><summary>Individual SQL cases · ${esc(v.label)}</summary>${rowsByBackendTable(`Individual cases (ms) · ${esc(v.label)}`, v.sql.backends, rows, { ref })}</details>`;
+    const counted = v.sql.backends.filter((b) => v.sql.cases.some((c) => c.counters[b.name]));
+    if (counted.length) {
+      const head = `<tr><th scope="col"></th>${counted.map((b) => `<th scope="col">${escWrap(b.name)}</th>`).join('')}</tr>`;
+      const body = v.sql.cases.map((c) => `<tr><th scope="row">${c.number}. ${esc(c.title)}</th>${counted.map((b) => `<td class="counters">${countersText(c.counters[b.name])}</td>`).join('')}</tr>`);
+      body.push(`<tr><th scope="row">10k batch transaction</th>${counted.map((b) => `<td class="counters">${countersText(v.sql.batchCounters[b.name])}</td>`).join('')}</tr>`);
+      html += `<details class="per-view"><summary>Physical calls per case (our VFS) · ${esc(v.label)}</summary>${tableWrap(`Median physical calls per case: flushes · writes · bytes written · reads · ${esc(v.label)}`, head, body)}</details>`;
+    }
+    if (v.sql.phases) {
+      const rows2 = v.sql.phases.suite.map((p) => ({ label: p.label, stats: p.stats }));
+      html += `<details class="per-view"><summary>Lifecycle phases of the suite · ${esc(v.label)}</summary>${rowsByBackendTable(`16-case suite · lifecycle (ms) · ${esc(v.label)}`, v.sql.backends, rows2, { ref })}<p class="table-note">Preparation, close and cleanup are outside the workload timings. After reopen the suite checks that its dropped tables are gone and runs <code>PRAGMA integrity_check</code>. "n/a": not applicable (the reference does not persist).</p></details>`;
+    }
+  }
+  return `${html}</section>`;
+}
+
+function renderBatch(views, width) {
+  const vs = views.filter((v) => v.sql && v.suites.has('batch') && (v.live || Object.values(v.sql.metrics.batch ?? {}).some(Boolean)));
+  if (!vs.length) return '';
+  let html = `<section class="suite" id="suite-batch"><h3>${SUITE_LABELS.batch}</h3>
+    <p class="suite-desc">One transaction inserting ${isNum(vs[0].sql.batchRows) ? nf0.format(vs[0].sql.batchRows) : '10,000'} rows through one prepared statement; after reopen every row is verified.</p>
+    ${legendHtml(vs)}${chartBlock('batch', sqlChart(vs, 'batch', width))}
+    ${sqlMetricTable(vs, 'batch', 'Batch transaction (ms): median, min–max, rank; ×ratio to the memory-only reference')}`;
+  for (const v of vs.filter((x) => !x.live && x.sql.phases)) {
+    const ref = referenceOf(v.sql);
+    html += `<details class="per-view"><summary>Lifecycle phases of the batch · ${esc(v.label)}</summary>${rowsByBackendTable(`10k batch · lifecycle (ms) · ${esc(v.label)}`, v.sql.backends, v.sql.phases.batch.map((p) => ({ label: p.label, stats: p.stats })), { ref })}</details>`;
+  }
+  return `${html}</section>`;
+}
+
+const FS_BASELINE = 'files-opfs';
+
+function renderFs(views, width) {
+  const vs = views.filter((v) => v.fs);
+  if (!vs.length) return '';
+  const backends = unionBackends(vs, (v) => v.fs);
+  const groups = backends.map((b) => ({
+    label: b.name === FS_BASELINE ? `${b.name} (one OPFS file per file)` : b.name,
+    items: vs.map((v, i) => ({ view: i, stat: v.fs.total[b.name] ?? null, missing: v.live ? 'pending' : 'not run' })),
+  }));
+  const f = vs.find((v) => v.fs.files)?.fs;
+  let html = `<section class="suite" id="suite-fs"><h3>${SUITE_LABELS.fs}</h3>
+    <p class="suite-desc">${f ? `${nf0.format(f.files)} files × ${fmtBytes(f.fileSize)}: ` : ''}mount, create, write, read (every byte verified), rename, delete half, flush, reopen, verify the survivors. Our volume in both buffer modes at each durability level, against the hand-made baseline of one OPFS file per file (<code>${FS_BASELINE}</code>); ratios are to that baseline.</p>
+    ${legendHtml(vs)}${chartBlock('fs', chartSvg({ groups, viewLabels: vs.map((v) => v.label), unitLabel: 'Sum of the phases · median · milliseconds · shared scale', format: fmtMs, tickFormat: fmtTickMs, scale: 'log', width }))}`;
+  for (const v of vs) {
+    const rows = v.fs.phases.map((p) => ({ label: esc(p.phase), stats: p.stats }));
+    rows.push({ label: '<strong>Total</strong>', stats: v.fs.total });
+    const hasBase = v.fs.backends.some((b) => b.name === FS_BASELINE);
+    html += `<div class="per-view-block"><h4><i class="swatch" style="background:${COLORS[vs.indexOf(v) % COLORS.length]}"></i>${esc(v.label)}</h4>${rowsByBackendTable(`Filesystem lifecycle (ms): median, min–max, rank${hasBase ? `; ×ratio to ${FS_BASELINE}` : ''} · ${esc(v.label)}`, v.fs.backends, rows, { ratioTo: hasBase ? FS_BASELINE : null, ratioLabel: `median ÷ ${FS_BASELINE} median, same phase`, missing: v.live ? 'pending' : 'n/a' })}</div>`;
+    const counted = v.fs.backends.filter((b) => v.fs.phases.some((p) => p.counters?.[b.name]));
+    if (counted.length && !v.live) {
+      const head = `<tr><th scope="col"></th>${counted.map((b) => `<th scope="col">${escWrap(b.name)}</th>`).join('')}</tr>`;
+      const body = v.fs.phases.map((p) => `<tr><th scope="row">${esc(p.phase)}</th>${counted.map((b) => `<td class="counters">${countersText(p.counters[b.name])}</td>`).join('')}</tr>`);
+      html += `<details class="per-view"><summary>Physical calls per phase (our volume) · ${esc(v.label)}</summary>${tableWrap(`Median physical calls per phase · ${esc(v.label)}`, head, body)}</details>`;
+    }
+  }
+  html += '<p class="table-note">Read includes byte verification. Delete removes every other file; reopen unmounts and mounts again from what is stored, and verify lists and reads back the survivors. A clean reopen is not crash durability.</p>';
+  return `${html}</section>`;
+}
+
+function renderRaw(views, width) {
+  const vs = views.filter((v) => v.raw);
+  if (!vs.length) return '';
+  const names = [...new Set(vs.flatMap((v) => v.raw.series.map((s) => s.name)))];
+  const liveOnly = vs.every((v) => v.raw.live);
+  const metric = (s) => (liveOnly ? s?.totalUs : s?.mean ?? null);
+  const groups = names.map((name) => {
+    const items = vs.map((v, i) => ({ view: i, stat: metric(v.raw.series.find((s) => s.name === name)), missing: 'not run' }));
+    const a = items[0]?.stat?.median;
+    const b = items[1]?.stat?.median;
+    return { label: name, items, note: vs.length > 1 && isNum(a) && isNum(b) && a > 0 ? `${fmtRatio(b / a)}` : '' };
+  });
+  let html = `<section class="suite" id="suite-raw"><h3>${SUITE_LABELS.raw}</h3>
+    <p class="suite-desc">The physical floor on this device in this run: calls on one <code>FileSystemSyncAccessHandle</code> (4 KiB append and overwrite, 64 KiB and 1 MiB chunked appends of the same bytes, append+flush) and the new-file cycle (create+open, first write, close, delete), each timed per call. ${liveOnly ? 'While running: the wall time of each workload.' : 'Mean time per call in each run, median over runs.'}${vs.length > 1 ? ` The ratio on the right is ${esc(vs[1].label)} ÷ ${esc(vs[0].label)}.` : ''}</p>
+    ${legendHtml(vs)}${chartBlock('raw', chartSvg({ groups, viewLabels: vs.map((v) => v.label), unitLabel: liveOnly ? 'Workload wall time' : 'Mean per call', format: fmtDurationUs, tickFormat: fmtTickUs, scale: 'log', width }))}`;
+  for (const v of vs.filter((x) => !x.raw.live)) {
+    const head = '<tr><th scope="col">Workload</th><th scope="col">Calls</th><th scope="col">Bytes/call</th><th scope="col">Mean µs/call</th><th scope="col">p50</th><th scope="col">p90</th><th scope="col">p99</th><th scope="col">max</th><th scope="col">1st call</th><th scope="col">Total ms</th></tr>';
+    const med = (s) => (s ? fmtUs(s.median) : '–');
+    const body = v.raw.series.map((s) => `<tr><th scope="row">${esc(s.name)}</th><td>${isNum(s.calls) ? nf0.format(s.calls) : '–'}</td><td>${s.bytesPerCall ? nf0.format(s.bytesPerCall) : '–'}</td>${statCell(s.mean, { format: fmtUs })}<td>${med(s.p50)}</td><td>${med(s.p90)}</td><td>${med(s.p99)}</td><td>${med(s.max)}</td><td>${med(s.first)}</td><td>${s.totalUs ? fmtMs(s.totalUs.median / 1000) : '–'}</td></tr>`);
+    html += `<div class="per-view-block"><h4><i class="swatch" style="background:${COLORS[vs.indexOf(v) % COLORS.length]}"></i>${esc(v.label)}</h4>${tableWrap(`Raw OPFS calls · per-call µs, median over ${v.raw.runs} run${v.raw.runs === 1 ? '' : 's'} (min–max under the mean) · ${esc(v.label)}`, head, body)}${derivedRaw(v)}</div>`;
+  }
+  return `${html}</section>`;
+}
+
+/** "Derived" lines as in the seed: floor, size effect, chunking gain, flush cost, per-file cost. */
+function derivedRaw(v) {
+  const find = (re) => v.raw.series.find((s) => re.test(s.name));
+  const mean = (s) => s?.mean?.median;
+  const lines = [];
+  const over = find(/^small-overwrite/);
+  const app = find(/^small-append$/) ?? find(/^small-append/);
+  if (isNum(mean(over))) lines.push(`Fixed per-call floor (small-overwrite, size never changes): ${fmtUs(mean(over))} µs/call`);
+  if (isNum(mean(app)) && isNum(mean(over))) lines.push(`Extra cost when the write grows the file (append − overwrite): ${fmtUs(mean(app) - mean(over))} µs/call`);
+  for (const chunk of v.raw.series.filter((s) => /^chunked-append/.test(s.name))) {
+    if (app?.totalUs && chunk.totalUs && chunk.totalUs.median > 0) {
+      lines.push(`Same bytes in ${esc(chunk.name.replace(/^chunked-append\s*\(?|\)$/g, ''))} calls: the 4 KiB calls take ${fmtRatio(app.totalUs.median / chunk.totalUs.median)} as long in total`);
+    }
+  }
+  const flush = find(/: flush$/) ?? find(/flush/);
+  if (isNum(mean(flush))) lines.push(`${esc(flush.name)}: ${fmtDurationUs(mean(flush))} per call (a flush is worth ${isNum(mean(over)) && mean(over) > 0 ? nf0.format(mean(flush) / mean(over)) : '?'} small writes)`);
+  const cycle = find(/full cycle/);
+  if (isNum(mean(cycle))) {
+    lines.push(`New-file cycle: ${fmtDurationUs(mean(cycle))} per file. A one-OPFS-file-per-file design pays this for each file it creates and deletes.`);
+  }
+  if (!lines.length) return '';
+  return `<ul class="derived">${lines.map((l) => `<li>${l}</li>`).join('')}</ul>`;
+}
+
+function renderVerifications(views) {
+  const v = views.find((x) => x.origin === 'current' && x.doc);
+  if (!v) return '';
+  const ver = v.doc.verifications ?? { all_passed: false, passed: [], failures: [] };
+  const badge = ver.all_passed ? '<span class="pass">all verifications passed</span>' : '<span class="fail">verification failures</span>';
+  const failures = (ver.failures ?? []).map((f) => `<li class="fail-item"><strong>${esc(f.suite)}${f.backend ? ` · ${esc(f.backend)}` : ''}:</strong> ${esc(f.message)}</li>`).join('');
+  const passed = (ver.passed ?? []).map((p) => `<li>${esc(p)}</li>`).join('');
+  const notes = (v.doc.notes ?? []).map((n) => `<li>${esc(n)}</li>`).join('');
+  return `<section class="suite" id="verifications"><h3>Verifications ${badge}</h3>
+    ${failures ? `<ul class="failures">${failures}</ul>` : ''}
+    ${passed ? `<details><summary>${(ver.passed ?? []).length} checks passed</summary><ul class="passed">${passed}</ul></details>` : ''}
+    ${notes ? `<ul class="run-notes">${notes}</ul>` : ''}
+    <p class="muted small">Run took ${fmtElapsed(v.doc.duration_ms ?? 0)} · generated ${esc(v.doc.generated_at ?? '')} · preset ${esc(v.doc.config?.preset ?? '')}, R=${esc(v.doc.config?.runs ?? '')}, warm-up ${esc(v.doc.config?.warmup ?? '')}.</p></section>`;
+}
+
+const ENV_ROWS = [
+  ['Browser', (e) => [e.browser, e.browser_version].filter(Boolean).join(' ')],
+  ['Platform', (e) => e.platform ?? e.os],
+  ['Logical CPUs (hardwareConcurrency)', (e) => e.hardware_concurrency ?? e.cpu_count],
+  ['Device memory', (e) => (isNum(e.device_memory_gb) ? `${e.device_memory_gb} GB (rounded by the browser)` : null)],
+  ['performance.now() step in the worker', (e) => (isNum(e.timer_resolution_us) ? `${fmtUs(e.timer_resolution_us)} µs` : null)],
+  ['Cross-origin isolated', (e) => yesNo(e.cross_origin_isolated)],
+  ['Secure context', (e) => yesNo(e.secure_context)],
+  ['OPFS available', (e) => yesNo(e.opfs_available)],
+  ['Storage used / quota', (e) => (isNum(e.storage_usage_bytes) ? `${fmtBytes(e.storage_usage_bytes)} of ${fmtBytes(e.storage_quota_bytes)}` : null)],
+  ['Storage persisted', (e) => yesNo(e.storage_persisted)],
+  ['SQLite', (e) => e.sqlite_version],
+  ['Build commit', (e) => e.commit],
+  ['User agent', (e) => e.user_agent],
+];
+
+const yesNo = (b) => (b === true ? 'yes' : b === false ? 'no' : null);
+
+function renderEnvironment(views, pending) {
+  const cols = views.filter((v) => v.env);
+  if (!cols.length && pending) cols.push({ label: 'This browser', env: pending });
+  if (!cols.length) return '<p class="muted">Waiting for the worker…</p>';
+  const head = `<tr><th scope="col"></th>${cols.map((v) => `<th scope="col">${esc(v.label)}</th>`).join('')}</tr>`;
+  const rows = ENV_ROWS.map(([label, f]) => `<tr><th scope="row">${label}</th>${cols.map((v) => `<td class="env">${esc(f(v.env) ?? '–')}</td>`).join('')}</tr>`);
+  return tableWrap('Environment as the benchmark worker saw it', head, rows, '', 'env-table');
+}
+
+// ---------------------------------------------------------------------------------------
+// Rendering all views
+// ---------------------------------------------------------------------------------------
+
+let current = null; // the view of this page's latest result document
+const loaded = []; // views of loaded result files
+let workerEnv = null;
+
+function allViews() {
+  const out = [];
+  if (bench.state === 'running' && live) out.push(liveView());
+  else if (current) out.push(current);
+  out.push(...loaded);
+  return out;
+}
+
+/** The inner width of a chart box inside a suite section, measured with a probe. */
+function chartWidth() {
+  const probe = document.createElement('section');
+  probe.className = 'suite';
+  probe.style.visibility = 'hidden';
+  probe.innerHTML = '<div class="chart-box"></div>';
+  $('#results-body').append(probe);
+  const w = probe.firstElementChild.clientWidth;
+  probe.remove();
+  return Math.min(w || 800, 1100);
+}
+
+function render() {
+  const views = allViews();
+  const body = $('#results-body');
+  const width = chartWidth();
+  const html = [renderVerifications(views), renderSql(views, width), renderBatch(views, width), renderFs(views, width), renderRaw(views, width)].join('');
+  body.innerHTML = html || '<p class="muted empty">No results yet. Choose a preset and press Start, or load a result JSON.</p>';
+  $('#environment-body').innerHTML = renderEnvironment(views.filter((v) => !v.live || v.env), workerEnv);
+  $('#loaded').innerHTML = loaded
+    .map((v, i) => `<span class="chip"><i class="swatch" style="background:${COLORS[(views.indexOf(v)) % COLORS.length]}"></i>${esc(v.label)}<button type="button" data-unload="${i}" aria-label="Remove ${esc(v.label)}">×</button></span>`)
+    .join('');
+  $('#download').disabled = !current;
+}
+
+const renderSoon = (() => {
+  let queued = false;
+  return () => {
+    if (queued) return;
+    queued = true;
+    setTimeout(() => {
+      queued = false;
+      render();
+    }, 250);
+  };
+})();
+
+/** Resolves after the browser has had a chance to paint what render() produced. */
+const painted = () =>
+  new Promise((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (!done) {
+        done = true;
+        resolve();
+      }
+    };
+    requestAnimationFrame(() => setTimeout(finish, 0));
+    setTimeout(finish, 200); // rAF does not run in hidden tabs
+  });
+
+// ---------------------------------------------------------------------------------------
+// Controls
+// ---------------------------------------------------------------------------------------
+
+let presets = null;
+let backendInfo = null;
+const form = $('#run-form');
+
+function backendNames() {
+  if (!backendInfo) return [];
+  const seen = new Map();
+  for (const [suite, list] of Object.entries(backendInfo)) {
+    if (suite === 'raw') continue;
+    for (const b of list) {
+      if (!seen.has(b.name)) seen.set(b.name, { ...b, suites: [] });
+      seen.get(b.name).suites.push(suite === 'sql' ? 'SQL' : 'FS');
+    }
+  }
+  return [...seen.values()];
+}
+
+function renderBackendList() {
+  const list = backendNames();
+  $('#backend-list').innerHTML = list
+    .map((b) => `<label title="${esc(b.durability)}"><input type="checkbox" name="backend" value="${esc(b.name)}" checked> ${esc(b.name)} <span class="tag">${b.suites.join(' · ')}</span></label>`)
+    .join('');
+}
+
+function applyPreset(name) {
+  const p = presets?.[name];
+  if (!p) return;
+  for (const key of ['runs', 'warmup', 'files', 'sql_scale', 'raw_small_calls', 'raw_cycle_calls']) {
+    form.elements[key].value = p[key];
+  }
+  $$('.preset').forEach((b) => b.classList.toggle('active', b.dataset.preset === name));
+  form.dataset.preset = name;
+}
+
+function applyUrlParams(params) {
+  const preset = params.get('preset');
+  if (preset && presets?.[preset]) applyPreset(preset);
+  const suites = params.get('suites');
+  if (suites) {
+    const wanted = new Set(suites.split(',').map((s) => s.trim()));
+    $$('input[name=suite]').forEach((c) => (c.checked = wanted.has(c.value)));
+  }
+  const backends = params.get('backends');
+  if (backends && backends !== 'all') {
+    const filters = backends.split(',').map((s) => s.trim()).filter(Boolean);
+    $$('input[name=backend]').forEach((c) => (c.checked = filters.some((f) => c.value.includes(f))));
+  }
+  for (const key of ['runs', 'files', 'warmup', 'sql_scale']) {
+    const v = params.get(key);
+    if (v !== null && v !== '') form.elements[key].value = v;
+  }
+}
+
+function readConfig() {
+  const suites = $$('input[name=suite]:checked').map((c) => c.value);
+  const boxes = $$('input[name=backend]');
+  const chosen = boxes.filter((c) => c.checked).map((c) => c.value);
+  if (!suites.length) throw new Error('Select at least one suite.');
+  if (!chosen.length && suites.some((s) => s !== 'raw')) throw new Error('Select at least one backend.');
+  const int = (key) => {
+    const v = Number(form.elements[key].value);
+    if (!Number.isInteger(v)) throw new Error(`${key} must be a whole number`);
+    return v;
+  };
+  return {
+    preset: form.dataset.preset || 'full',
+    suites,
+    backends: chosen.length === boxes.length || !chosen.length ? ['all'] : chosen,
+    runs: int('runs'),
+    warmup: int('warmup'),
+    files: int('files'),
+    sql_scale: int('sql_scale'),
+    raw_small_calls: int('raw_small_calls'),
+    raw_cycle_calls: int('raw_cycle_calls'),
+    commit: commit || null,
+  };
+}
+
+function setStatus(text) {
+  $('#status').textContent = text;
+}
+
+// ---------------------------------------------------------------------------------------
+// The worker
+// ---------------------------------------------------------------------------------------
+
+const params = new URLSearchParams(location.search);
+const commit = params.get('commit') || '';
+const moduleWorkers = supportsModuleWorker();
+let worker = null;
+let workerReady = null;
+let elapsedTimer = 0;
+let runStarted = 0;
+
+function failRun(message) {
+  clearInterval(elapsedTimer);
+  bench.error = message;
+  bench.state = 'error';
+  console.error(`benchmark: ${message}`);
+  setStatus(`Error: ${message}`);
+  $('#start').textContent = 'Start';
+  $('#start').disabled = !backendInfo;
+  live = null;
+  render();
+}
+
+/** Starts a worker and resolves with its 'ready' message. */
+function startWorker() {
+  if (worker) return workerReady;
+  if (!moduleWorkers) return Promise.reject(new Error('this browser has no module workers'));
+  worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  const w = worker;
+  workerReady = new Promise((resolve, reject) => {
+    w.addEventListener('message', ({ data }) => {
+      if (data.type === 'ready') resolve(data);
+      else if (data.type === 'fatal') reject(new Error(data.error));
+    });
+    w.addEventListener('error', (e) => {
+      e.preventDefault();
+      reject(new Error(`the worker failed to load: ${e.message || 'script error (is pkg/ built?)'}`));
+    });
+  });
+  w.addEventListener('message', ({ data }) => onWorkerMessage(w, data));
+  w.addEventListener('error', (e) => {
+    if (w === worker && bench.state === 'running') failRun(`worker error: ${e.message || 'unknown'}`);
+  });
+  w.postMessage({ type: 'hello', commit });
+  return workerReady;
+}
+
+function stopWorker() {
+  if (worker) worker.terminate();
+  worker = null;
+  workerReady = null;
+}
+
+function onWorkerMessage(w, data) {
+  if (w !== worker) return;
+  switch (data.type) {
+    case 'progress':
+      bench.progress = data.progress;
+      recordLive(data.progress);
+      showProgress(data.progress);
+      if (data.progress.status === 'end') renderSoon();
+      break;
+    case 'result':
+      finishRun(data.result);
+      break;
+    case 'fatal':
+      if (bench.state === 'running') failRun(data.error);
+      stopWorker();
+      break;
+    case 'console-error':
+      console.error(`worker: ${data.message}`);
+      break;
+    default:
+      break;
+  }
+}
+
+function showProgress(p) {
+  const bar = $('#progress');
+  bar.max = Math.max(1, p.total_steps);
+  bar.value = Math.min(p.done_steps, bar.max);
+  const suite = SUITE_LABELS[p.suite] ?? p.suite;
+  const run = `${p.warmup ? 'warm-up' : 'run'} ${p.run}`;
+  const what = p.status === 'end' ? `finished in ${fmtMs(p.ms)} ms` : 'running…';
+  $('#progress-text').textContent = `${suite} · ${p.backend} · ${p.case} · ${run} · ${what} (${p.done_steps}/${p.total_steps})`;
+}
+
+async function startRun() {
+  let config;
+  try {
+    config = readConfig();
+  } catch (e) {
+    setStatus(e.message);
+    if (autorun) failRun(e.message);
+    return;
+  }
+  bench.state = 'running';
+  bench.result = null;
+  bench.error = null;
+  bench.progress = null;
+  current = null;
+  $('#start').textContent = 'Stop';
+  $('#progress-panel').hidden = false;
+  $('#progress').value = 0;
+  $('#progress-text').textContent = 'Starting the worker…';
+  runStarted = performance.now();
+  clearInterval(elapsedTimer);
+  elapsedTimer = setInterval(() => {
+    $('#progress-elapsed').textContent = `elapsed ${fmtElapsed(performance.now() - runStarted)}`;
+  }, 500);
+  setStatus('Running. Keep this tab in the foreground: background tabs are throttled.');
+  try {
+    const ready = await startWorker();
+    if (bench.state !== 'running') return;
+    workerEnv = ready.environment;
+    live = newLive(ready.environment, config);
+    render();
+    worker.postMessage({ type: 'run', config });
+  } catch (e) {
+    stopWorker();
+    failRun(e.message);
+  }
+}
+
+async function finishRun(doc) {
+  clearInterval(elapsedTimer);
+  const label = `${browserLabel(doc.environment)} · this run`;
+  current = viewOfDocument(doc, label, 'current');
+  bench.result = doc;
+  live = null;
+  // The worker holds nothing after a run, but a fresh one per run keeps runs independent.
+  stopWorker();
+  $('#start').textContent = 'Start';
+  $('#start').disabled = false;
+  $('#progress').value = $('#progress').max;
+  $('#progress-text').textContent = `Done in ${fmtElapsed(doc.duration_ms ?? performance.now() - runStarted)}.`;
+  const ok = doc.verifications?.all_passed;
+  setStatus(ok ? 'Done: all verifications passed.' : 'Done, with failures: see Verifications.');
+  // Automation: the results view is rendered (and painted) before the state says done.
+  render();
+  await painted();
+  bench.state = 'done';
+}
+
+function stopRun() {
+  stopWorker();
+  clearInterval(elapsedTimer);
+  live = null;
+  bench.state = 'idle';
+  $('#start').textContent = 'Start';
+  $('#progress-text').textContent = `Stopped after ${fmtElapsed(performance.now() - runStarted)}.`;
+  setStatus('Stopped. Nothing was kept from the interrupted run.');
+  render();
+}
+
+// ---------------------------------------------------------------------------------------
+// Download and load
+// ---------------------------------------------------------------------------------------
+
+function download() {
+  if (!current?.doc) return;
+  const doc = current.doc;
+  const env = doc.environment ?? {};
+  const date = (doc.generated_at ?? new Date().toISOString()).slice(0, 10);
+  const browser = `${env.browser ?? 'browser'}-${String(env.browser_version ?? '').split('.')[0]}`.toLowerCase().replace(/[^a-z0-9.-]+/g, '-');
+  const blob = new Blob([JSON.stringify(doc, null, 2)], { type: 'application/json' });
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = `opfs-vfs-bench-${date}-${browser}.json`;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+async function loadFiles(files) {
+  for (const file of files) {
+    try {
+      const doc = normalizeDocument(JSON.parse(await file.text()));
+      const date = doc.generated_at ? ` · ${String(doc.generated_at).slice(0, 10)}` : '';
+      loaded.push(viewOfDocument(doc, `${browserLabel(doc.environment)}${date} · ${file.name}`, 'loaded'));
+      setStatus(`Loaded ${file.name}.`);
+    } catch (e) {
+      setStatus(`Could not load ${file.name}: ${e.message}`);
+    }
+  }
+  render();
+}
+
+// ---------------------------------------------------------------------------------------
+// Start-up
+// ---------------------------------------------------------------------------------------
+
+const autorun = params.get('autorun') === '1';
+
+form.addEventListener('submit', (e) => {
+  e.preventDefault();
+  if (bench.state === 'running') stopRun();
+  else startRun();
+});
+$$('.preset').forEach((b) => b.addEventListener('click', () => applyPreset(b.dataset.preset)));
+$('#backends-all').addEventListener('click', () => $$('input[name=backend]').forEach((c) => (c.checked = true)));
+$('#backends-none').addEventListener('click', () => $$('input[name=backend]').forEach((c) => (c.checked = false)));
+$('#download').addEventListener('click', download);
+$('#load').addEventListener('change', (e) => {
+  loadFiles([...e.target.files]);
+  e.target.value = '';
+});
+$('#loaded').addEventListener('click', (e) => {
+  const i = e.target.dataset?.unload;
+  if (i !== undefined) {
+    loaded.splice(Number(i), 1);
+    render();
+  }
+});
+let lastWidth = window.innerWidth;
+window.addEventListener(
+  'resize',
+  debounce(() => {
+    if (window.innerWidth !== lastWidth) {
+      lastWidth = window.innerWidth;
+      render();
+    }
+  }, 150),
+);
+// Firefox keeps a page in the back-forward cache with its worker and the worker's OPFS
+// handles: the next page's worker would find the directories busy. Release them on pagehide.
+window.addEventListener('pagehide', () => {
+  if (bench.state === 'running') stopRun();
+  stopWorker();
+});
+window.addEventListener('pageshow', (e) => {
+  if (e.persisted && !worker) startWorker().catch(() => {});
+});
+
+async function main() {
+  if (commit) $('#footer-build').textContent = `Build ${commit}. `;
+  await checkEnvironment();
+  try {
+    const ready = await startWorker();
+    presets = ready.presets;
+    backendInfo = ready.backends;
+    workerEnv = ready.environment;
+    renderBackendList();
+    const phone = isPhone();
+    applyPreset(phone ? 'phone' : 'full');
+    $('#preset-note').textContent = phone ? 'Phone detected: fewer files and runs by default.' : '';
+    applyUrlParams(params);
+    if (isNum(workerEnv?.timer_resolution_us) && workerEnv.timer_resolution_us > 20) {
+      setWarning('timer', `The worker's timer step is ${fmtUs(workerEnv.timer_resolution_us)} µs: per-call figures shorter than that are rounded.`);
+    }
+    $('#start').disabled = false;
+    setStatus('Ready.');
+    render();
+    if (autorun) startRun();
+  } catch (e) {
+    setStatus(`The benchmark worker could not start: ${e.message}`);
+    stopWorker();
+    if (autorun) failRun(e.message);
+    else console.error(`benchmark worker: ${e.message}`);
+    render();
+  }
+}
+
+main();
