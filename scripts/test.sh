@@ -3,7 +3,7 @@
 #
 #   a. cargo fmt --all -- --check
 #   b. cargo clippy --workspace --all-targets -- -D warnings            (host)
-#   c. cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -- -D warnings
+#   c. cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-sql -p bench-fs -p web -- -D warnings
 #   d. cargo test --workspace                                           (native)
 #   e. wasm-pack test --headless --chrome --firefox per browser-test crate
 #
@@ -73,7 +73,7 @@ done
 # --- gates --------------------------------------------------------------------------------------
 gate "fmt" cargo fmt --all -- --check
 gate "clippy (host)" cargo clippy --workspace --all-targets -- -D warnings
-gate "clippy (wasm32)" cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -- -D warnings
+gate "clippy (wasm32)" cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-sql -p bench-fs -p web -- -D warnings
 gate "cargo test (native)" cargo test --workspace
 
 if [[ "$SKIP_BROWSER_TESTS" == 1 ]]; then
