@@ -5,6 +5,8 @@
 #   b. cargo clippy --workspace --all-targets -- -D warnings            (host)
 #   c. cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-sql -p bench-fs -p web -- -D warnings
 #   d. cargo test --workspace                                           (native)
+#      then the end-to-end gates: web/build.sh, serve build, the page's quick preset in headless
+#      Chromium and Firefox (bench-runner/tests/e2e.rs, run with --ignored)
 #   e. wasm-pack test --headless --chrome --firefox per browser-test crate
 #
 # Environment:
@@ -75,6 +77,15 @@ gate "fmt" cargo fmt --all -- --check
 gate "clippy (host)" cargo clippy --workspace --all-targets -- -D warnings
 gate "clippy (wasm32)" cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-sql -p bench-fs -p web -- -D warnings
 gate "cargo test (native)" cargo test --workspace
+
+# End-to-end (issue 6): build the page and the serve binary, then run the page's quick preset in
+# headless Chromium and Firefox (bench-runner/tests/e2e.rs; screenshots in target/e2e/).
+if [[ "$SKIP_BROWSER_TESTS" != 1 ]]; then
+    gate "page build (web/build.sh)" bash web/build.sh
+    gate "serve build" cargo build -p web --bin serve
+    gate "end-to-end (quick preset, Chromium + Firefox)" env E2E_SERVE_BIN="$ROOT/target/debug/serve" \
+        cargo test -p bench-runner --test e2e -- --ignored --nocapture
+fi
 
 if [[ "$SKIP_BROWSER_TESTS" == 1 ]]; then
     say "browser tests: skipped (SKIP_BROWSER_TESTS=1)"

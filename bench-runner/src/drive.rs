@@ -1,0 +1,488 @@
+//! One browser over WebDriver: open the page with `autorun=1`, follow `window.__bench` until
+//! it is `done` or `error`, read the result and the console errors, take a screenshot.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use fantoccini::wd::Capabilities;
+use fantoccini::{Client, ClientBuilder};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::{json, Value};
+
+use crate::child::{start_driver, Driver};
+use crate::options::{Browser, PageParams, Tools};
+use crate::util::fmt_elapsed;
+use crate::{Context as _, Error, Result};
+
+/// Chromium's flags: headless, as root in a container, without the background services that
+/// would otherwise try (and fail) to reach the network during a measurement.
+pub const CHROMIUM_ARGS: [&str; 8] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
+
+/// How one browser run is set up.
+#[derive(Clone, Debug)]
+pub struct DriveOptions {
+    /// Which browser.
+    pub browser: Browser,
+    /// Browsers and drivers.
+    pub tools: Tools,
+    /// The page's base URL (`http://127.0.0.1:PORT/`).
+    pub page_url: String,
+    /// URL parameters.
+    pub params: PageParams,
+    /// From page load to `done`.
+    pub timeout: Duration,
+    /// Window size in CSS pixels.
+    pub window: (u32, u32),
+    /// Screenshot of the finished page, if wanted.
+    pub screenshot: Option<PathBuf>,
+    /// Driver logs (and a failure screenshot) go here.
+    pub log_dir: PathBuf,
+    /// Print progress lines.
+    pub verbose: bool,
+}
+
+/// What one browser produced.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Which browser.
+    pub browser: Browser,
+    /// `window.__bench.result`, serialized by the page (`JSON.stringify`).
+    pub result_json: String,
+    /// `window.__bench.consoleErrors`.
+    pub console_errors: Vec<Value>,
+    /// `browserName browserVersion` as the driver reported them.
+    pub browser_version: Option<String>,
+    /// From navigation to `done`.
+    pub elapsed: Duration,
+    /// Where the screenshot went, if one was taken.
+    pub screenshot: Option<PathBuf>,
+}
+
+/// The browser's WebDriver capabilities.
+pub fn capabilities(
+    browser: Browser,
+    tools: &Tools,
+    window: (u32, u32),
+    profile: &Path,
+) -> Capabilities {
+    let caps = match browser {
+        Browser::Chromium => {
+            let mut args: Vec<String> = CHROMIUM_ARGS.iter().map(|s| (*s).to_owned()).collect();
+            args.push(format!("--user-data-dir={}", profile.display()));
+            args.push(format!("--window-size={},{}", window.0, window.1));
+            json!({
+                "browserName": "chrome",
+                "goog:chromeOptions": {
+                    "binary": tools.chromium,
+                    "args": args,
+                },
+            })
+        }
+        Browser::Firefox => json!({
+            "browserName": "firefox",
+            "moz:firefoxOptions": {
+                "binary": tools.firefox,
+                "args": ["-headless", format!("--width={}", window.0), format!("--height={}", window.1)],
+            },
+        }),
+    };
+    match caps {
+        Value::Object(m) => m,
+        _ => Capabilities::new(),
+    }
+}
+
+/// Reads the page's state without the (large) result.
+const POLL_SCRIPT: &str = r"
+const b = window.__bench;
+if (!b) return null;
+let progress = null;
+try { progress = JSON.parse(JSON.stringify(b.progress ?? null)); } catch (e) { progress = String(b.progress); }
+return JSON.stringify({
+  state: b.state ?? null,
+  progress,
+  error: b.error == null ? null : String(b.error && b.error.stack ? b.error.stack : b.error),
+  console_errors: Array.isArray(b.consoleErrors) ? b.consoleErrors.length : 0,
+});";
+
+/// The result, serialized by the page (it owns the number formatting of its samples).
+const RESULT_SCRIPT: &str =
+    "const r = window.__bench && window.__bench.result; return r == null ? null : JSON.stringify(r);";
+
+/// The console errors the page collected.
+const CONSOLE_SCRIPT: &str =
+    "const c = window.__bench && window.__bench.consoleErrors; return JSON.stringify(Array.isArray(c) ? c : []);";
+
+/// Height of the whole document in CSS pixels.
+const HEIGHT_SCRIPT: &str = "return Math.ceil(Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0));";
+
+/// What the poll script returns.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct Poll {
+    state: Option<String>,
+    progress: Value,
+    error: Option<String>,
+    console_errors: usize,
+}
+
+/// A short line from the page's `progress` value. The page sends `{suite, backend, case, run,
+/// warmup, status: start|end, ms, done_steps, total_steps, elapsed_ms}`; other shapes fall back to
+/// known fields in a fixed order, else the compact JSON.
+pub fn describe_progress(p: &Value) -> String {
+    let obj = match p {
+        Value::Null => return String::new(),
+        Value::String(s) => return s.clone(),
+        Value::Number(n) => return n.to_string(),
+        Value::Object(o) => o,
+        other => return truncate(&other.to_string(), 160),
+    };
+    let text = |k: &str| obj.get(k).and_then(crate::doc::scalar_text);
+    let num = |k: &str| obj.get(k).and_then(Value::as_f64);
+    let mut parts: Vec<String> = Vec::new();
+    for k in ["suite", "backend"] {
+        if let Some(v) = text(k) {
+            parts.push(v);
+        }
+    }
+    match (obj.get("case"), text("cases")) {
+        (Some(Value::Number(n)), Some(total)) => parts.push(format!("case {n}/{total}")),
+        (Some(Value::Number(n)), None) => parts.push(format!("case {n}")),
+        (Some(v), _) => parts.extend(crate::doc::scalar_text(v)),
+        (None, _) => {}
+    }
+    for k in ["phase", "step", "workload", "label", "message"] {
+        if let Some(v) = text(k) {
+            parts.push(v);
+        }
+    }
+    if let Some(run) = text("run") {
+        let kind = if obj.get("warmup").and_then(Value::as_bool) == Some(true) {
+            "warm-up"
+        } else {
+            "run"
+        };
+        parts.push(match text("runs") {
+            Some(r) => format!("{kind} {run}/{r}"),
+            None => format!("{kind} {run}"),
+        });
+    }
+    if text("status").as_deref() == Some("end") {
+        if let Some(ms) = num("ms") {
+            parts.push(format!("{} ms", crate::util::fmt_ms(ms)));
+        }
+    }
+    let (done, total) = match (num("done_steps"), num("total_steps")) {
+        (Some(d), Some(t)) => (Some(d), Some(t)),
+        _ => (num("done"), num("total")),
+    };
+    let pct = num("percent")
+        .or_else(|| num("fraction").map(|f| f * 100.0))
+        .or_else(|| match (done, total) {
+            (Some(d), Some(t)) if t > 0.0 => Some(100.0 * d / t),
+            _ => None,
+        });
+    match (done, total, pct) {
+        (Some(d), Some(t), Some(p)) => parts.push(format!("{d}/{t} ({p:.0}%)")),
+        (Some(d), Some(t), None) => parts.push(format!("{d}/{t}")),
+        (_, _, Some(p)) => parts.push(format!("{p:.0}%")),
+        _ => {}
+    }
+    if parts.is_empty() {
+        truncate(&p.to_string(), 160)
+    } else {
+        parts.join(" · ")
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        let t: String = s.chars().take(max).collect();
+        format!("{t}…")
+    }
+}
+
+/// Runs the page in one browser, start to finish: driver, session, page, result, screenshot.
+/// The session is closed and the driver (with its browser) ended whatever happens.
+pub async fn run_browser(opts: &DriveOptions) -> Result<Outcome> {
+    std::fs::create_dir_all(&opts.log_dir)
+        .context(format!("creating {}", opts.log_dir.display()))?;
+    let driver: Driver = start_driver(opts.browser, &opts.tools, &opts.log_dir)?;
+    // A fresh profile per run (Chromium; geckodriver makes its own for Firefox): no OPFS
+    // data, cache or permissions carried over from an earlier run.
+    let profile = tempfile::Builder::new()
+        .prefix("bench-runner-profile-")
+        .tempdir()
+        .context("creating a browser profile directory")?;
+    let caps = capabilities(opts.browser, &opts.tools, opts.window, profile.path());
+    let client = ClientBuilder::new(HttpConnector::new())
+        .capabilities(caps)
+        .connect(&driver.url)
+        .await
+        .map_err(|e| {
+            Error(format!(
+                "{}: starting a WebDriver session: {e}{}",
+                opts.browser,
+                driver.guard.log_tail()
+            ))
+        })?;
+    let result = drive(&client, opts).await;
+    if let Err(e) = &result {
+        // What the page showed when it failed.
+        let shot = opts
+            .log_dir
+            .join(format!("{}-failure.png", opts.browser.name()));
+        if save_screenshot(&client, &shot, opts.window).await.is_ok() && opts.verbose {
+            eprintln!(
+                "[{}] failed ({e}); screenshot: {}",
+                opts.browser,
+                shot.display()
+            );
+        }
+    }
+    let _ = client.close().await;
+    drop(driver);
+    drop(profile);
+    result
+}
+
+async fn drive(client: &Client, opts: &DriveOptions) -> Result<Outcome> {
+    let who = opts.browser.name();
+    let browser_version = browser_version(client);
+    client
+        .set_window_size(opts.window.0, opts.window.1)
+        .await
+        .context(format!("{who}: setting the window size"))?;
+    let url = format!("{}{}", opts.page_url, opts.params.query());
+    if opts.verbose {
+        eprintln!(
+            "[{who}] {} — opening {url}",
+            browser_version.as_deref().unwrap_or("version unknown")
+        );
+    }
+    let start = Instant::now();
+    client
+        .goto(&url)
+        .await
+        .context(format!("{who}: opening {url}"))?;
+
+    let mut last_line = String::new();
+    let mut last_print = Instant::now();
+    let mut started = false;
+    let final_poll = loop {
+        let elapsed = start.elapsed();
+        if elapsed > opts.timeout {
+            return Err(Error(format!(
+                "{who}: no result within {} (last progress: {})",
+                fmt_elapsed(opts.timeout),
+                if last_line.is_empty() {
+                    "none"
+                } else {
+                    &last_line
+                }
+            )));
+        }
+        let poll = match client.execute(POLL_SCRIPT, vec![]).await {
+            Ok(Value::String(s)) => serde_json::from_str::<Poll>(&s).ok(),
+            Ok(_) => None,
+            // A navigation in progress can fail a script; try again.
+            Err(e) if elapsed < Duration::from_secs(30) => {
+                if opts.verbose {
+                    eprintln!("[{who}] poll: {e}");
+                }
+                None
+            }
+            Err(e) => return Err(Error(format!("{who}: reading window.__bench: {e}"))),
+        };
+        let Some(poll) = poll else {
+            if elapsed > Duration::from_secs(60) {
+                return Err(Error(format!(
+                    "{who}: window.__bench is still undefined after {} (is the page built, and \
+                     does it load without errors?)",
+                    fmt_elapsed(elapsed)
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            continue;
+        };
+        let state = poll.state.as_deref().unwrap_or("?");
+        match state {
+            "done" | "error" => break poll,
+            "idle" if !started && elapsed > Duration::from_secs(60) => {
+                return Err(Error(format!(
+                    "{who}: still idle {} after load: autorun=1 did not start the run",
+                    fmt_elapsed(elapsed)
+                )));
+            }
+            "running" => started = true,
+            _ => {}
+        }
+        let line = describe_progress(&poll.progress);
+        let changed = line != last_line;
+        if opts.verbose && (changed || last_print.elapsed() > Duration::from_secs(30)) {
+            eprintln!(
+                "[{who} {:>7}] {state}{}{}",
+                fmt_elapsed(elapsed),
+                if line.is_empty() { "" } else { " · " },
+                line
+            );
+            last_print = Instant::now();
+        }
+        last_line = line;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    let elapsed = start.elapsed();
+
+    let console_errors: Vec<Value> = match client.execute(CONSOLE_SCRIPT, vec![]).await {
+        Ok(Value::String(s)) => serde_json::from_str(&s).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    if final_poll.state.as_deref() == Some("error") {
+        return Err(Error(format!(
+            "{who}: the page reported an error after {}: {}{}",
+            fmt_elapsed(elapsed),
+            final_poll.error.as_deref().unwrap_or("(no message)"),
+            if console_errors.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "\n  console errors: {}",
+                    Value::Array(console_errors.clone())
+                )
+            }
+        )));
+    }
+    let result_json = match client
+        .execute(RESULT_SCRIPT, vec![])
+        .await
+        .context(format!("{who}: reading window.__bench.result"))?
+    {
+        Value::String(s) => s,
+        _ => {
+            return Err(Error(format!(
+                "{who}: state is done but window.__bench.result is empty"
+            )))
+        }
+    };
+    if opts.verbose {
+        eprintln!(
+            "[{who} {:>7}] done ({} KiB of JSON, {} console error(s))",
+            fmt_elapsed(elapsed),
+            result_json.len() / 1024,
+            final_poll.console_errors.max(console_errors.len())
+        );
+    }
+    let screenshot = match &opts.screenshot {
+        Some(path) => {
+            save_screenshot(client, path, opts.window)
+                .await
+                .context(format!("{who}: screenshot {}", path.display()))?;
+            Some(path.clone())
+        }
+        None => None,
+    };
+    Ok(Outcome {
+        browser: opts.browser,
+        result_json,
+        console_errors,
+        browser_version,
+        elapsed,
+        screenshot,
+    })
+}
+
+/// `browserName browserVersion` from the capabilities the driver answered the new session with.
+fn browser_version(client: &Client) -> Option<String> {
+    let caps = client.capabilities()?;
+    let text = |k: &str| caps.get(k).and_then(Value::as_str);
+    match (text("browserName"), text("browserVersion")) {
+        (Some(n), Some(v)) => Some(format!("{n} {v}")),
+        (None, Some(v)) => Some(v.to_owned()),
+        _ => None,
+    }
+}
+
+/// A PNG of the whole page: the window is made as tall as the document (up to 12,000 px),
+/// captured, then restored.
+pub async fn save_screenshot(client: &Client, path: &Path, window: (u32, u32)) -> Result<()> {
+    let height = match client.execute(HEIGHT_SCRIPT, vec![]).await {
+        Ok(v) => v
+            .as_u64()
+            .and_then(|h| u32::try_from(h).ok())
+            .unwrap_or(window.1),
+        Err(_) => window.1,
+    };
+    let tall = height.clamp(window.1, 12_000);
+    if tall != window.1 {
+        let _ = client.set_window_size(window.0, tall + 120).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let png = client.screenshot().await.context("taking a screenshot")?;
+    if tall != window.1 {
+        let _ = client.set_window_size(window.0, window.1).await;
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).context(format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, png).context(format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_lines() {
+        assert_eq!(describe_progress(&Value::Null), "");
+        assert_eq!(describe_progress(&json!("warming up")), "warming up");
+        assert_eq!(
+            describe_progress(&json!({"suite":"sql","backend":"ours","case":7,"cases":16,
+                                      "run":2,"runs":3,"fraction":0.35})),
+            "sql · ours · case 7/16 · run 2/3 · 35%"
+        );
+        assert_eq!(
+            describe_progress(&json!({"suite":"fs","phase":"create","done":3,"total":12})),
+            "fs · create · 3/12 (25%)"
+        );
+        // The page's own shape.
+        assert_eq!(
+            describe_progress(&json!({"suite":"sql","backend":"sahpool","case":"16 cases",
+                "run":1,"warmup":true,"status":"start","ms":null,"done_steps":3,
+                "total_steps":12,"elapsed_ms":1234.0})),
+            "sql · sahpool · 16 cases · warm-up 1 · 3/12 (25%)"
+        );
+        assert_eq!(
+            describe_progress(
+                &json!({"suite":"raw","backend":"opfs","case":"small-append",
+                "run":2,"warmup":false,"status":"end","ms":1234.5,"done_steps":6,
+                "total_steps":12})
+            ),
+            "raw · opfs · small-append · run 2 · 1,234.50 ms · 6/12 (50%)"
+        );
+        assert_eq!(describe_progress(&json!({"x":1})), r#"{"x":1}"#);
+    }
+
+    #[test]
+    fn capabilities_carry_the_flags() {
+        let tools = Tools::default();
+        let c = capabilities(Browser::Chromium, &tools, (800, 600), Path::new("/tmp/p"));
+        let args = c["goog:chromeOptions"]["args"].as_array().unwrap();
+        for flag in CHROMIUM_ARGS {
+            assert!(args.iter().any(|a| a == flag), "{flag}");
+        }
+        assert!(args.iter().any(|a| a == "--user-data-dir=/tmp/p"));
+        let f = capabilities(Browser::Firefox, &tools, (800, 600), Path::new("/tmp/p"));
+        assert_eq!(f["moz:firefoxOptions"]["args"][0], "-headless");
+    }
+}

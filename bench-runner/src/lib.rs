@@ -1,0 +1,78 @@
+//! # bench-runner: the benchmark page, headless, in Chromium and Firefox
+//!
+//! The page (`web/`, built by `web/build.sh`, served by `web`'s `serve` binary) runs every
+//! benchmark itself, in a dedicated worker. This crate only automates it:
+//!
+//! 1. [`child::start_serve`] starts the serve binary on a free port and reads the address from
+//!    its first stdout line (`listening on http://127.0.0.1:PORT/`);
+//! 2. [`child::start_driver`] starts chromedriver or geckodriver on a free port;
+//! 3. [`drive::run_browser`] opens `?preset=…&autorun=1&…` in a headless browser over WebDriver
+//!    (fantoccini), polls `window.__bench` and prints progress until the page reports `done` or
+//!    `error`, then reads `window.__bench.result` and `consoleErrors` and takes a screenshot;
+//! 4. [`doc::validate`] checks the result document; the JSON is written to
+//!    `results/<date>-<browser>.json` and [`report::markdown`] renders
+//!    `results/<date>-report.md` from every result file of that date.
+//!
+//! ## The page's automation contract
+//!
+//! - URL parameters: `preset=quick|full`, `autorun=1`, `suites=sql,batch,fs,raw`,
+//!   `backends=<comma list>|all`, `runs=N`, `files=N`, `commit=<sha>`.
+//! - `window.__bench = { state: 'idle'|'running'|'done'|'error', progress, result, error,
+//!   consoleErrors: [] }`.
+//! - `result` is one versioned JSON document `{schema_version, generated_at, config,
+//!   environment, sql?, fs?, raw?, verifications: {all_passed, failures}}`, where `sql` is
+//!   bench-sql's result and `fs`/`raw` bench-fs's.
+//!
+//! This crate reads those documents through lenient mirror types ([`doc`]) rather than by
+//! depending on bench-sql and bench-fs: a report can then be regenerated from result files of
+//! older schema versions, and the runner builds without SQLite.
+
+pub mod child;
+pub mod doc;
+pub mod drive;
+pub mod options;
+pub mod report;
+pub mod run;
+pub mod util;
+
+use std::fmt;
+
+/// Every failure of the runner: a message with its context (the runner reports and exits; no
+/// caller matches on kinds).
+#[derive(Debug)]
+pub struct Error(pub String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<String> for Error {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+
+impl From<&str> for Error {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+
+/// Result of the runner's operations.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Adds what was being done to an error.
+pub trait Context<T> {
+    /// `Err(e)` becomes `Err("{what}: {e}")`.
+    fn context(self, what: impl fmt::Display) -> Result<T>;
+}
+
+impl<T, E: fmt::Display> Context<T> for std::result::Result<T, E> {
+    fn context(self, what: impl fmt::Display) -> Result<T> {
+        self.map_err(|e| Error(format!("{what}: {e}")))
+    }
+}

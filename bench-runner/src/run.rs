@@ -1,0 +1,211 @@
+//! `bench-runner run`: serve the page once, run it in each browser in turn, validate, write
+//! `<out-dir>/<date>-<browser>.json`, regenerate `<out-dir>/<date>-report.md`.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use crate::child::start_serve;
+use crate::doc::{suites_in, validate};
+use crate::drive::{run_browser, DriveOptions, Outcome};
+use crate::options::{target_dir, Browser, RunOptions};
+use crate::util::{fmt_elapsed, today};
+use crate::{report, Context as _, Result};
+
+/// What one browser's run came to.
+#[derive(Debug)]
+pub struct BrowserRun {
+    /// Which browser.
+    pub browser: Browser,
+    /// The page's output, when it finished.
+    pub outcome: Option<Outcome>,
+    /// Why it did not finish, or what is wrong with its result (empty: all good).
+    pub problems: Vec<String>,
+    /// Worth saying, not failures.
+    pub warnings: Vec<String>,
+    /// The result file written, if any.
+    pub json_path: Option<PathBuf>,
+}
+
+impl BrowserRun {
+    /// Finished, valid, every verification passed, no console errors.
+    pub fn ok(&self) -> bool {
+        self.outcome.is_some() && self.problems.is_empty()
+    }
+}
+
+/// Everything a `run` did.
+#[derive(Debug)]
+pub struct RunSummary {
+    /// Per browser, in order.
+    pub browsers: Vec<BrowserRun>,
+    /// The report written, if any result was.
+    pub report: Option<PathBuf>,
+    /// The report's headline section.
+    pub headline: Option<String>,
+}
+
+impl RunSummary {
+    /// Every browser finished with a valid result.
+    pub fn ok(&self) -> bool {
+        self.browsers.iter().all(BrowserRun::ok)
+    }
+}
+
+/// Checks an outcome: the document (see [`validate`]) and the console errors.
+pub fn check(outcome: &Outcome, requested_suites: &[String]) -> (Vec<String>, Vec<String>) {
+    let doc: Value = serde_json::from_str(&outcome.result_json).unwrap_or(Value::Null);
+    let suites = suites_in(&doc, requested_suites);
+    let (mut problems, warnings) = validate(&outcome.result_json, &suites);
+    for e in &outcome.console_errors {
+        problems.push(format!(
+            "console error: {}",
+            crate::doc::scalar_text(e).unwrap_or_else(|| e.to_string())
+        ));
+    }
+    (problems, warnings)
+}
+
+/// The page's document with the runner's own record added under `runner`: the driver's
+/// browser version, the exact query, wall time, console errors and validation problems.
+pub fn annotate(
+    outcome: &Outcome,
+    query: &str,
+    problems: &[String],
+    warnings: &[String],
+) -> Result<String> {
+    let mut doc: Value = serde_json::from_str(&outcome.result_json)
+        .context(format!("{}: the result is not JSON", outcome.browser))?;
+    if let Value::Object(m) = &mut doc {
+        m.insert(
+            "runner".to_owned(),
+            json!({
+                "tool": concat!("bench-runner ", env!("CARGO_PKG_VERSION")),
+                "browser": outcome.browser.name(),
+                "browser_version": outcome.browser_version,
+                "headless": true,
+                "query": query,
+                "elapsed_s": (outcome.elapsed.as_secs_f64() * 10.0).round() / 10.0,
+                "console_errors": outcome.console_errors,
+                "problems": problems,
+                "warnings": warnings,
+            }),
+        );
+    }
+    serde_json::to_string_pretty(&doc).context("serializing the result")
+}
+
+/// Runs everything `opts` asks for. Browser failures are recorded, not returned: the other
+/// browser still runs and the report still gets written. `Err` only when nothing could start
+/// (no page, no server).
+pub async fn run(opts: &RunOptions) -> Result<RunSummary> {
+    let date = today();
+    let log_dir = target_dir(&opts.root).join("bench-runner");
+    std::fs::create_dir_all(&log_dir).context(format!("creating {}", log_dir.display()))?;
+    let server = start_serve(&opts.source, &opts.root, &log_dir)?;
+    eprintln!("[bench-runner] page at {}", server.url);
+    let query = opts.page.query();
+    let requested = opts.page.requested_suites();
+    let mut browsers = Vec::new();
+    for &browser in &opts.browsers {
+        let started = Instant::now();
+        let drive = DriveOptions {
+            browser,
+            tools: opts.tools.clone(),
+            page_url: server.url.clone(),
+            params: opts.page.clone(),
+            timeout: opts.timeout,
+            window: opts.window,
+            screenshot: opts.screenshot_path(browser, &date),
+            log_dir: log_dir.clone(),
+            verbose: true,
+        };
+        let mut run = BrowserRun {
+            browser,
+            outcome: None,
+            problems: Vec::new(),
+            warnings: Vec::new(),
+            json_path: None,
+        };
+        match run_browser(&drive).await {
+            Err(e) => run.problems.push(e.to_string()),
+            Ok(outcome) => {
+                let (problems, warnings) = check(&outcome, &requested);
+                run.problems = problems;
+                run.warnings = warnings;
+                if opts.write_results {
+                    let path = opts.out_dir.join(format!("{date}-{}.json", browser.name()));
+                    let written = annotate(&outcome, &query, &run.problems, &run.warnings)
+                        .and_then(|text| {
+                            std::fs::create_dir_all(&opts.out_dir)
+                                .context(format!("creating {}", opts.out_dir.display()))?;
+                            std::fs::write(&path, text)
+                                .context(format!("writing {}", path.display()))
+                        });
+                    match written {
+                        Ok(()) => {
+                            eprintln!("[{browser}] wrote {}", path.display());
+                            run.json_path = Some(path);
+                        }
+                        Err(e) => run.problems.push(e.to_string()),
+                    }
+                }
+                if let Some(s) = &outcome.screenshot {
+                    eprintln!("[{browser}] screenshot {}", s.display());
+                }
+                run.outcome = Some(outcome);
+            }
+        }
+        for w in &run.warnings {
+            eprintln!("[{browser}] warning: {w}");
+        }
+        if run.problems.is_empty() {
+            eprintln!("[{browser}] ok ({})", fmt_elapsed(started.elapsed()));
+        } else {
+            eprintln!(
+                "[{browser}] FAILED after {}:",
+                fmt_elapsed(started.elapsed())
+            );
+            for p in &run.problems {
+                eprintln!("  - {p}");
+            }
+        }
+        browsers.push(run);
+    }
+    drop(server);
+
+    let mut summary = RunSummary {
+        browsers,
+        report: None,
+        headline: None,
+    };
+    if summary.browsers.iter().any(|b| b.json_path.is_some()) {
+        let (path, text) = report::write_report(&opts.out_dir, &date, &[], None)?;
+        summary.headline = Some(headline_of(&text));
+        summary.report = Some(path);
+    }
+    Ok(summary)
+}
+
+/// The `## Headline` section of a report.
+pub fn headline_of(report: &str) -> String {
+    let Some(start) = report.find("## Headline") else {
+        return String::new();
+    };
+    let rest = &report[start..];
+    let end = rest[2..].find("\n## ").map_or(rest.len(), |i| i + 3);
+    rest[..end].trim_end().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headline_section() {
+        let r = "# T\n\nintro\n\n## Headline\n\n| a |\n\n- x\n\n## Chromium 1\n\nmore";
+        assert_eq!(headline_of(r), "## Headline\n\n| a |\n\n- x");
+        assert_eq!(headline_of("nothing"), "");
+    }
+}
