@@ -53,41 +53,15 @@ pub mod counts {
 const HASH_SEPARATOR: u8 = 0;
 
 /// SplitMix64 (Steele, Lea, Flood 2014; the seeding generator of Java's `SplittableRandom`):
-/// a 64-bit state advanced by the golden-ratio increment and a three-step mix. Small, fast,
-/// portable and fully specified, which is all a benchmark generator needs.
-#[derive(Clone, Debug)]
-pub struct SplitMix64 {
-    state: u64,
-}
+/// small, fast, portable and fully specified, which is all a benchmark generator needs. The
+/// engine's crash simulator uses the same generator; the pinned SHA-256 test below proves the
+/// generated SQL does not depend on which copy it is.
+pub use vfs::storage::SplitMix64;
 
-impl SplitMix64 {
-    /// A generator whose first output depends only on `seed`.
-    pub fn new(seed: u64) -> Self {
-        Self { state: seed }
-    }
-
-    /// The next 64 uniformly distributed bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `[0, bound)` by multiply-high (Lemire). Without rejection the bias is at most
-    /// `bound / 2^64` (5e-15 for 100,000), far below anything a benchmark can notice.
-    pub fn below(&mut self, bound: u64) -> u64 {
-        let wide = u128::from(self.next_u64()) * u128::from(bound);
-        // The high half of a u64 × u64 product always fits in a u64.
-        (wide >> 64) as u64
-    }
-
-    /// A random `b` value, in `[0, B_RANGE)`.
-    fn b(&mut self) -> u32 {
-        // below(B_RANGE) < 100,000 fits in a u32.
-        u32::try_from(self.below(B_RANGE)).unwrap_or(0)
-    }
+/// A random `b` value, in `[0, B_RANGE)`.
+fn random_b(rng: &mut SplitMix64) -> u32 {
+    // below(B_RANGE) < 100,000 fits in a u32.
+    u32::try_from(rng.below(B_RANGE)).unwrap_or(0)
 }
 
 const ONES: [&str; 20] = [
@@ -309,7 +283,7 @@ impl Suite {
         let k = n(counts::UPDATES_INDEXED);
         let mut sql = String::from("BEGIN;\n");
         for i in 1..=k {
-            let _ = writeln!(sql, "UPDATE t2 SET b={} WHERE a={i};", rng.b());
+            let _ = writeln!(sql, "UPDATE t2 SET b={} WHERE a={i};", random_b(&mut rng));
         }
         sql.push_str("COMMIT;\n");
         case(9, format!("{} UPDATEs with an index", thousands(k)), sql);
@@ -319,7 +293,7 @@ impl Suite {
         let mut sql = String::from("BEGIN;\n");
         for i in 1..=k {
             sql.push_str("UPDATE t2 SET c='");
-            push_number_name(&mut sql, rng.b());
+            push_number_name(&mut sql, random_b(&mut rng));
             let _ = writeln!(sql, "' WHERE a={i};");
         }
         sql.push_str("COMMIT;\n");
@@ -399,7 +373,7 @@ impl Suite {
 /// `INSERT INTO {table} VALUES(i, b, 'name of b');` for `i` in `1..=count`.
 fn push_inserts(sql: &mut String, table: &str, count: u32, rng: &mut SplitMix64) {
     for i in 1..=count {
-        let b = rng.b();
+        let b = random_b(rng);
         let _ = write!(sql, "INSERT INTO {table} VALUES({i}, {b}, '");
         push_number_name(sql, b);
         sql.push_str("');\n");
