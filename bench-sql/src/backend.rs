@@ -135,3 +135,43 @@ pub fn apply_pragmas(conn: &Connection) -> Result<(), BenchError> {
     crate::execute_script(conn, PRAGMAS)?;
     Ok(())
 }
+
+/// Implements [`SqlBackend`] for an enum whose every variant wraps one backend, by delegating
+/// each method to the wrapped backend. The native and the browser backend sets both use it.
+macro_rules! delegate_sql_backend {
+    ($enum:ident { $($variant:ident),+ $(,)? }) => {
+        impl $crate::backend::SqlBackend for $enum {
+            fn name(&self) -> String {
+                match self { $($enum::$variant(b) => b.name()),+ }
+            }
+            fn durability(&self) -> &'static str {
+                match self { $($enum::$variant(b) => b.durability()),+ }
+            }
+            fn persistent(&self) -> bool {
+                match self { $($enum::$variant(b) => b.persistent()),+ }
+            }
+            async fn prepare(&mut self) -> Result<(), $crate::BenchError> {
+                match self { $($enum::$variant(b) => b.prepare().await),+ }
+            }
+            async fn open(&mut self) -> Result<rusqlite::Connection, $crate::BenchError> {
+                match self { $($enum::$variant(b) => b.open().await),+ }
+            }
+            async fn sync(&mut self, conn: &rusqlite::Connection) -> Result<(), $crate::BenchError> {
+                match self { $($enum::$variant(b) => b.sync(conn).await),+ }
+            }
+            async fn close(&mut self, conn: rusqlite::Connection) -> Result<(), $crate::BenchError> {
+                match self { $($enum::$variant(b) => b.close(conn).await),+ }
+            }
+            async fn reopen(&mut self) -> Result<rusqlite::Connection, $crate::BenchError> {
+                match self { $($enum::$variant(b) => b.reopen().await),+ }
+            }
+            async fn cleanup(&mut self) -> Result<(), $crate::BenchError> {
+                match self { $($enum::$variant(b) => b.cleanup().await),+ }
+            }
+            fn counters(&self) -> Option<$crate::result::PhysicalCounters> {
+                match self { $($enum::$variant(b) => b.counters()),+ }
+            }
+        }
+    };
+}
+pub(crate) use delegate_sql_backend;

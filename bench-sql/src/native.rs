@@ -358,48 +358,11 @@ impl NativeBackend {
     }
 }
 
-macro_rules! each {
-    ($self:ident, $b:ident => $e:expr) => {
-        match $self {
-            NativeBackend::Memory($b) => $e,
-            NativeBackend::UnixFile($b) => $e,
-            NativeBackend::Ours($b) => $e,
-        }
-    };
-}
-
-impl SqlBackend for NativeBackend {
-    fn name(&self) -> String {
-        each!(self, b => b.name())
-    }
-    fn durability(&self) -> &'static str {
-        each!(self, b => b.durability())
-    }
-    fn persistent(&self) -> bool {
-        each!(self, b => b.persistent())
-    }
-    async fn prepare(&mut self) -> Result<(), BenchError> {
-        each!(self, b => b.prepare().await)
-    }
-    async fn open(&mut self) -> Result<Connection, BenchError> {
-        each!(self, b => b.open().await)
-    }
-    async fn sync(&mut self, conn: &Connection) -> Result<(), BenchError> {
-        each!(self, b => b.sync(conn).await)
-    }
-    async fn close(&mut self, conn: Connection) -> Result<(), BenchError> {
-        each!(self, b => b.close(conn).await)
-    }
-    async fn reopen(&mut self) -> Result<Connection, BenchError> {
-        each!(self, b => b.reopen().await)
-    }
-    async fn cleanup(&mut self) -> Result<(), BenchError> {
-        each!(self, b => b.cleanup().await)
-    }
-    fn counters(&self) -> Option<PhysicalCounters> {
-        each!(self, b => b.counters())
-    }
-}
+crate::backend::delegate_sql_backend!(NativeBackend {
+    Memory,
+    UnixFile,
+    Ours
+});
 
 #[cfg(test)]
 mod tests {
