@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use vfs::storage::{OpfsStorage, StorageError};
+use opfs_vfs::storage::{OpfsStorage, StorageError};
 use web_sys::{FileSystemDirectoryHandle, FileSystemFileHandle};
 
 use crate::config::{Config, LifecycleConfig, RenameMethod};

@@ -28,13 +28,13 @@ pub const CHUNK_BYTES: [u32; 2] = [64 << 10, 1 << 20];
 /// subdirectory when [`Config::dir`] is empty; wiped before and after use.
 pub const DEFAULT_DIR: &str = "bench-fs";
 
-/// Our volume's buffer mode (mirrors [`vfs::BufferMode`], with serde).
+/// Our volume's buffer mode (mirrors [`opfs_vfs::BufferMode`], with serde).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
-    /// [`vfs::BufferMode::Disk`].
+    /// [`opfs_vfs::BufferMode::Disk`].
     Disk,
-    /// [`vfs::BufferMode::Memory`].
+    /// [`opfs_vfs::BufferMode::Memory`].
     Memory,
 }
 
@@ -48,44 +48,44 @@ impl Mode {
     }
 }
 
-impl From<Mode> for vfs::BufferMode {
+impl From<Mode> for opfs_vfs::BufferMode {
     fn from(m: Mode) -> Self {
         match m {
-            Mode::Disk => vfs::BufferMode::Disk,
-            Mode::Memory => vfs::BufferMode::Memory,
+            Mode::Disk => opfs_vfs::BufferMode::Disk,
+            Mode::Memory => opfs_vfs::BufferMode::Memory,
         }
     }
 }
 
-/// Our volume's durability level (mirrors [`vfs::Durability`], with serde).
+/// Our volume's durability level (mirrors [`opfs_vfs::Durability`], with serde).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
-    /// [`vfs::Durability::Strict`].
+    /// [`opfs_vfs::Durability::Strict`].
     Strict,
-    /// [`vfs::Durability::Relaxed`].
+    /// [`opfs_vfs::Durability::Relaxed`].
     Relaxed,
-    /// [`vfs::Durability::Buffered`].
-    Buffered,
+    /// [`opfs_vfs::Durability::Balanced`].
+    Balanced,
 }
 
 impl Level {
-    /// `"strict"`, `"relaxed"` or `"buffered"`.
+    /// `"strict"`, `"relaxed"` or `"balanced"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Strict => "strict",
             Level::Relaxed => "relaxed",
-            Level::Buffered => "buffered",
+            Level::Balanced => "balanced",
         }
     }
 }
 
-impl From<Level> for vfs::Durability {
+impl From<Level> for opfs_vfs::Durability {
     fn from(l: Level) -> Self {
         match l {
-            Level::Strict => vfs::Durability::Strict,
-            Level::Relaxed => vfs::Durability::Relaxed,
-            Level::Buffered => vfs::Durability::Buffered,
+            Level::Strict => opfs_vfs::Durability::Strict,
+            Level::Relaxed => opfs_vfs::Durability::Relaxed,
+            Level::Balanced => opfs_vfs::Durability::Balanced,
         }
     }
 }

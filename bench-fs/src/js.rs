@@ -97,7 +97,7 @@ pub(crate) async fn open_dir(
 
 /// Removes the directory at `path` and everything in it; fine if it does not exist.
 pub(crate) async fn remove_dir(path: &str) -> Result<(), FsError> {
-    vfs::storage::OpfsStorage::remove_dir(path).await?;
+    opfs_vfs::storage::OpfsStorage::remove_dir(path).await?;
     Ok(())
 }
 

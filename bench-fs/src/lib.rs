@@ -4,7 +4,7 @@
 //! - [`lifecycle`]: N files × S bytes (default 1,000 × 1 KiB; phones: 100) through mount,
 //!   create, write, read (every byte verified), rename, delete half, flush, reopen and verify
 //!   the survivors, each phase timed, and for our volume the physical calls per phase. Backends
-//!   behind one small async trait, [`lifecycle::FsBackend`]: our [`vfs::Volume`] in both buffer
+//!   behind one small async trait, [`lifecycle::FsBackend`]: our [`opfs_vfs::Volume`] in both buffer
 //!   modes (at each durability level asked for, labelled), and the hand-made baseline of one
 //!   file per logical file (OPFS in the browser, `std::fs` natively).
 //! - `raw` (browser only): the raw OPFS per-call workloads of the seed page on one sync access
@@ -42,10 +42,10 @@ pub use result::{FsResult, Phase};
 pub enum FsError {
     /// Our volume failed.
     #[error("volume: {0}")]
-    Volume(#[from] vfs::Error),
+    Volume(#[from] opfs_vfs::Error),
     /// Our physical storage failed to open or to be removed.
     #[error("storage: {0}")]
-    Storage(#[from] vfs::storage::StorageError),
+    Storage(#[from] opfs_vfs::storage::StorageError),
     /// A native file operation failed.
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),

@@ -24,8 +24,8 @@
 //! from a seed before the first phase, outside every timing.
 
 use bench_sql::result::PhysicalCounters;
-use vfs::storage::{Counters, Storage, StorageError};
-use vfs::{Volume, VolumeOptions};
+use opfs_vfs::storage::{Counters, Storage, StorageError};
+use opfs_vfs::{Volume, VolumeOptions};
 use web_time::Instant;
 
 use crate::config::{Level, LifecycleConfig, Mode};
@@ -35,9 +35,9 @@ use crate::{ms_since, FsError};
 /// Durability labels recorded in results: what a finished phase guarantees.
 pub mod durability {
     pub use bench_sql::backend::durability::{RELAXED, STRICT};
-    /// Our volume at `Durability::Buffered`.
-    pub const BUFFERED: &str =
-        "crash of the tab may lose latest commits until flushed: buffered, flush on demand";
+    /// Our volume at `Durability::Balanced`.
+    pub const BALANCED: &str =
+        "crash of the tab may lose latest commits until flushed: balanced, flush on demand";
     /// The one-file-per-file baselines: each write is handed to the platform at once, nothing
     /// is flushed before the flush phase.
     pub const FILE_PER_FILE: &str =
@@ -48,7 +48,7 @@ pub mod durability {
         match level {
             crate::config::Level::Strict => STRICT,
             crate::config::Level::Relaxed => RELAXED,
-            crate::config::Level::Buffered => BUFFERED,
+            crate::config::Level::Balanced => BALANCED,
         }
     }
 }
@@ -549,11 +549,11 @@ impl<F: StorageFactory> FsBackend for VolumeBackend<F> {
 /// engine's CPU cost without any I/O; used by tests.
 #[derive(Debug, Default)]
 pub struct MemoryFactory {
-    kept: Option<vfs::storage::MemoryStorage>,
+    kept: Option<opfs_vfs::storage::MemoryStorage>,
 }
 
 impl StorageFactory for MemoryFactory {
-    type Storage = vfs::storage::MemoryStorage;
+    type Storage = opfs_vfs::storage::MemoryStorage;
 
     fn kind(&self) -> &'static str {
         "memory"

@@ -12,7 +12,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use vfs::storage::{StdStorage, StorageError};
+use opfs_vfs::storage::{StdStorage, StorageError};
 
 use crate::config::Config;
 use crate::lifecycle::{
@@ -344,7 +344,7 @@ mod tests {
             lifecycle: Some(LifecycleConfig {
                 files: 50,
                 buffer_modes: vec![Mode::Disk, Mode::Memory],
-                durabilities: vec![Level::Strict, Level::Relaxed, Level::Buffered],
+                durabilities: vec![Level::Strict, Level::Relaxed, Level::Balanced],
                 ..LifecycleConfig::default()
             }),
             raw: None,
@@ -357,7 +357,7 @@ mod tests {
         let names: Vec<&str> = suite.backends.iter().map(|b| b.name.as_str()).collect();
         assert_eq!(names.len(), 7, "{names:?}");
         assert!(names.contains(&"files-std"));
-        assert!(names.contains(&"ours-memory-buffered"));
+        assert!(names.contains(&"ours-memory-balanced"));
         assert_eq!(seen.len(), 7);
         assert_eq!(seen.last().unwrap().done, 7);
         for b in &suite.backends {

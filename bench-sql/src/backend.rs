@@ -41,10 +41,10 @@ pub mod durability {
     /// process or tab), flushed later; power loss may lose a suffix of commits, never
     /// consistency.
     pub const RELAXED: &str = "crash safe, power loss may lose latest commits: relaxed";
-    /// Our VFS at `Durability::Buffered`: commits stay in the volume's memory until a buffer's
+    /// Our VFS at `Durability::Balanced`: commits stay in the volume's memory until a buffer's
     /// worth has accumulated or a delay has passed; a crash of the tab may lose a suffix of
     /// commits, never consistency.
-    pub const BUFFERED: &str = "tab crash may lose latest commits: buffered";
+    pub const BALANCED: &str = "tab crash may lose latest commits: balanced";
     /// sqlite-wasm-vfs `sahpool` (browser), `journal_mode=DELETE`, `synchronous=FULL`: every
     /// `xSync` SQLite issues is an OPFS `flush()` before `COMMIT` returns.
     pub const FLUSH_PER_SYNC: &str =
@@ -53,25 +53,25 @@ pub mod durability {
 
 /// Name of our VFS in one configuration: `ours-<buffer mode>-<durability>`, lower case
 /// (`ours-disk-strict`), the same natively and in the browser.
-pub fn ours_name(mode: vfs::BufferMode, level: vfs::Durability) -> String {
+pub fn ours_name(mode: opfs_vfs::BufferMode, level: opfs_vfs::Durability) -> String {
     let mode = match mode {
-        vfs::BufferMode::Disk => "disk",
-        vfs::BufferMode::Memory => "memory",
+        opfs_vfs::BufferMode::Disk => "disk",
+        opfs_vfs::BufferMode::Memory => "memory",
     };
     let level = match level {
-        vfs::Durability::Strict => "strict",
-        vfs::Durability::Relaxed => "relaxed",
-        vfs::Durability::Buffered => "buffered",
+        opfs_vfs::Durability::Strict => "strict",
+        opfs_vfs::Durability::Relaxed => "relaxed",
+        opfs_vfs::Durability::Balanced => "balanced",
     };
     format!("ours-{mode}-{level}")
 }
 
 /// The [`durability`] label of our VFS at `level`.
-pub fn ours_durability(level: vfs::Durability) -> &'static str {
+pub fn ours_durability(level: opfs_vfs::Durability) -> &'static str {
     match level {
-        vfs::Durability::Strict => durability::STRICT,
-        vfs::Durability::Relaxed => durability::RELAXED,
-        vfs::Durability::Buffered => durability::BUFFERED,
+        opfs_vfs::Durability::Strict => durability::STRICT,
+        opfs_vfs::Durability::Relaxed => durability::RELAXED,
+        opfs_vfs::Durability::Balanced => durability::BALANCED,
     }
 }
 

@@ -10,7 +10,7 @@
 //! |---|---|---|---|---|
 //! | `sqlite-memvfs` | sqlite-wasm-rs' memory VFS (`memvfs`), the memory-only reference | none | no | no |
 //! | `sahpool` | sqlite-wasm-vfs 0.3 `sahpool` on OPFS, the incumbent | flush on every xSync | yes | no |
-//! | `ours-{disk,memory}-{strict,relaxed,buffered}` | our VFS over a volume on [`OpfsStorage`] | per level | yes | yes |
+//! | `ours-{disk,memory}-{strict,relaxed,balanced}` | our VFS over a volume on [`OpfsStorage`] | per level | yes | yes |
 //!
 //! Each backend works in its own OPFS directory under a root chosen by the caller, a new one
 //! for every run (`<root>/<backend>-<n>`), removed by `cleanup`; every SQLite VFS registration
@@ -34,9 +34,9 @@ use sqlite_wasm_vfs::sahpool::{self, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use vfs::sqlite::{self, SharedVolume, VfsHandle};
-use vfs::storage::{OpfsStorage, StorageError};
-use vfs::{BufferMode, Durability, Volume, VolumeOptions};
+use opfs_vfs::sqlite::{self, SharedVolume, VfsHandle};
+use opfs_vfs::storage::{OpfsStorage, StorageError};
+use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
 
 use crate::backend::{apply_pragmas, durability, ours_durability, ours_name, SqlBackend, DB_NAME};
 use crate::batch::{Batch, BATCH_ROWS};
@@ -113,7 +113,7 @@ struct Mounted {
     handle: VfsHandle<OpfsStorage>,
 }
 
-/// Our VFS (`vfs::sqlite`) over a [`Volume`] on [`OpfsStorage`], in one buffer mode at one
+/// Our VFS (`opfs_vfs::sqlite`) over a [`Volume`] on [`OpfsStorage`], in one buffer mode at one
 /// durability level. Initialization opens the OPFS directory (two sync access handles), mounts
 /// the volume, registers the VFS under a unique name and opens the connection; close closes the
 /// connection, unregisters the VFS and closes the volume (flush, checkpoint, handles closed),
@@ -148,14 +148,14 @@ impl OursOpfsBackend {
         }
     }
 
-    /// The six configurations we ship: Disk before Memory, Strict, Relaxed, Buffered.
+    /// The six configurations we ship: Disk before Memory, Strict, Relaxed, Balanced.
     pub fn all(root: &str) -> Vec<Self> {
         let mut v = Vec::new();
         for mode in [BufferMode::Disk, BufferMode::Memory] {
             for level in [
                 Durability::Strict,
                 Durability::Relaxed,
-                Durability::Buffered,
+                Durability::Balanced,
             ] {
                 v.push(Self::new(root, mode, level));
             }

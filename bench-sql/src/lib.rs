@@ -13,7 +13,7 @@
 //! every sample, with medians and min–max derived from them; [`report`] prints Markdown.
 //!
 //! Natively, [`native`] has SQLite's `:memory:`, SQLite's unix VFS on a file, and our VFS over
-//! `vfs::storage::StdStorage` in both buffer modes at Strict and Relaxed durability; the
+//! `opfs_vfs::storage::StdStorage` in both buffer modes at Strict and Relaxed durability; the
 //! `bench-sql-native` binary runs them.
 //!
 //! In the browser (wasm32, a dedicated worker), `browser` has our VFS on OPFS in both buffer
@@ -47,13 +47,13 @@ pub enum BenchError {
     Io(#[from] std::io::Error),
     /// Our volume failed (mount, flush, close).
     #[error("volume: {0}")]
-    Volume(#[from] vfs::Error),
+    Volume(#[from] opfs_vfs::Error),
     /// Our physical storage failed to open.
     #[error("storage: {0}")]
-    Storage(#[from] vfs::storage::StorageError),
+    Storage(#[from] opfs_vfs::storage::StorageError),
     /// Registering or unregistering our SQLite VFS failed.
     #[error("VFS registration: {0}")]
-    Register(#[from] vfs::sqlite::RegisterError),
+    Register(#[from] opfs_vfs::sqlite::RegisterError),
     /// A browser facility failed (a JavaScript exception, or the sahpool VFS), with its message.
     #[error("browser: {0}")]
     Browser(String),

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use opfs_vfs::sqlite::{self, VfsHandle};
+use opfs_vfs::storage::StdStorage;
+use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
 use rusqlite::{Connection, OpenFlags};
 use tempfile::TempDir;
-use vfs::sqlite::{self, VfsHandle};
-use vfs::storage::StdStorage;
-use vfs::{BufferMode, Durability, Volume, VolumeOptions};
 
 use crate::backend::{apply_pragmas, durability, ours_durability, ours_name, SqlBackend, DB_NAME};
 use crate::result::PhysicalCounters;
@@ -169,7 +169,7 @@ struct Mounted {
     handle: VfsHandle<StdStorage>,
 }
 
-/// Our VFS (`vfs::sqlite`) over a [`Volume`] on [`StdStorage`] in a temp directory, in one
+/// Our VFS (`opfs_vfs::sqlite`) over a [`Volume`] on [`StdStorage`] in a temp directory, in one
 /// buffer mode at one durability level. Initialization mounts the volume, registers the VFS and
 /// opens the connection; close closes the connection, unregisters and closes the volume
 /// (flush and checkpoint), so that reopen mounts from what is on disk.

@@ -20,7 +20,7 @@ use bench_sql::runner::{run_batch, run_suite};
 use bench_sql::sql::{Suite, DEFAULT_SEED};
 use bench_sql::{report, BenchError};
 use js_sys::{Array, Function, Promise, Reflect};
-use vfs::{BufferMode, Durability};
+use opfs_vfs::{BufferMode, Durability};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
@@ -126,9 +126,9 @@ async fn every_backend_small_run() {
         assert_eq!(b.counters.is_some(), ours, "{name}");
         if let Some(c) = s.cases[0].counters {
             // Test 1 is autocommit: CREATE TABLE and 20 INSERTs, 21 commits. Strict writes and
-            // flushes each; Relaxed writes each; Buffered keeps them in memory until a buffer's
+            // flushes each; Relaxed writes each; Balanced keeps them in memory until a buffer's
             // worth has accumulated.
-            if name.ends_with("buffered") {
+            if name.ends_with("balanced") {
                 assert!(c.writes < 21, "{name}: {c:?}");
             } else {
                 assert!(c.writes >= 21 && c.bytes_written > 0, "{name}: {c:?}");
@@ -138,8 +138,8 @@ async fn every_backend_small_run() {
             }
         }
         if let Some(c) = b.counters {
-            // One transaction: written at commit, except under Buffered (at the explicit sync).
-            let expected = u64::from(!name.ends_with("buffered"));
+            // One transaction: written at commit, except under Balanced (at the explicit sync).
+            let expected = u64::from(!name.ends_with("balanced"));
             assert!(c.writes >= expected, "{name}: {c:?}");
         }
         console_log!(
@@ -239,10 +239,10 @@ async fn run_browser_small() {
             "sahpool",
             "ours-disk-strict",
             "ours-disk-relaxed",
-            "ours-disk-buffered",
+            "ours-disk-balanced",
             "ours-memory-strict",
             "ours-memory-relaxed",
-            "ours-memory-buffered",
+            "ours-memory-balanced",
         ]
     );
     for b in &result.backends {

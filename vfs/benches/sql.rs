@@ -23,11 +23,11 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use opfs_vfs::sqlite::rusqlite::{params, Connection, OpenFlags};
+use opfs_vfs::sqlite::{self, VfsHandle};
+use opfs_vfs::storage::StdStorage;
+use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
 use tempfile::TempDir;
-use vfs::sqlite::rusqlite::{params, Connection, OpenFlags};
-use vfs::sqlite::{self, VfsHandle};
-use vfs::storage::StdStorage;
-use vfs::{BufferMode, Durability, Volume, VolumeOptions};
 
 /// Rows of the point-select table.
 const SELECT_TABLE_ROWS: i64 = 1000;

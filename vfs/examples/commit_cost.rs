@@ -12,10 +12,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use vfs::sqlite::rusqlite::{params, Connection, OpenFlags};
-use vfs::sqlite::{self, VfsOptions};
-use vfs::storage::{FileCounters, MemoryStorage};
-use vfs::{BufferMode, Durability, Volume, VolumeOptions};
+use opfs_vfs::sqlite::rusqlite::{params, Connection, OpenFlags};
+use opfs_vfs::sqlite::{self, VfsOptions};
+use opfs_vfs::storage::{FileCounters, MemoryStorage};
+use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
 
 /// Autocommit INSERTs measured per configuration.
 const INSERTS: u64 = 200;
@@ -132,7 +132,7 @@ fn main() {
         for durability in [
             Durability::Strict,
             Durability::Relaxed,
-            Durability::Buffered,
+            Durability::Balanced,
         ] {
             for journal in ["delete", "truncate", "persist", "memory", "off", "wal"] {
                 rows.push(measure(mode, durability, journal, true));

@@ -11,8 +11,8 @@
 
 use std::time::Instant;
 
-use vfs::storage::{Counters, StdStorage};
-use vfs::{BufferMode, Durability, Volume, VolumeOptions};
+use opfs_vfs::storage::{Counters, StdStorage};
+use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
 
 const FILE_SIZE: usize = 1024;
 
@@ -28,7 +28,7 @@ struct Phase {
     calls: Counters,
 }
 
-fn run(files: usize, mode: BufferMode, durability: Durability) -> vfs::Result<Vec<Phase>> {
+fn run(files: usize, mode: BufferMode, durability: Durability) -> opfs_vfs::Result<Vec<Phase>> {
     let dir = std::env::temp_dir().join(format!("opfs-vfs-demo-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let opts = VolumeOptions {
@@ -37,8 +37,8 @@ fn run(files: usize, mode: BufferMode, durability: Durability) -> vfs::Result<Ve
         ..Default::default()
     };
     let open = |dir: &std::path::Path| {
-        StdStorage::open(dir).map_err(|e| vfs::Error::Io {
-            file: vfs::storage::PhysicalFileId::Data,
+        StdStorage::open(dir).map_err(|e| opfs_vfs::Error::Io {
+            file: opfs_vfs::storage::PhysicalFileId::Data,
             source: e,
         })
     };
@@ -60,7 +60,7 @@ fn run(files: usize, mode: BufferMode, durability: Durability) -> vfs::Result<Ve
     mark("mount", &vol, &mut last);
     let ids: Vec<_> = (0..files)
         .map(|i| vol.create(&format!("dir/file-{i:05}")))
-        .collect::<vfs::Result<_>>()?;
+        .collect::<opfs_vfs::Result<_>>()?;
     vol.commit()?;
     mark("create", &vol, &mut last);
     for (i, &id) in ids.iter().enumerate() {
@@ -103,7 +103,7 @@ fn run(files: usize, mode: BufferMode, durability: Durability) -> vfs::Result<Ve
     Ok(phases)
 }
 
-fn main() -> vfs::Result<()> {
+fn main() -> opfs_vfs::Result<()> {
     let files: usize = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())
@@ -118,7 +118,7 @@ fn main() -> vfs::Result<()> {
         for durability in [
             Durability::Strict,
             Durability::Relaxed,
-            Durability::Buffered,
+            Durability::Balanced,
         ] {
             for p in run(files, mode, durability)? {
                 let c = p.calls.total();

@@ -1,7 +1,7 @@
 //! # A web app's worker using rusqlite on the OPFS volume
 //!
 //! The page starts a dedicated worker; the worker runs this wasm: it installs the VFS once
-//! ([`vfs::web::install`]), opens a rusqlite connection on it and answers the page's messages.
+//! ([`opfs_vfs::web::install`]), opens a rusqlite connection on it and answers the page's messages.
 //! The page never touches SQLite or OPFS itself (OPFS sync access handles exist only in
 //! dedicated workers; the page stays responsive while SQLite blocks the worker).
 //!
@@ -60,9 +60,9 @@
 
 #[cfg(target_arch = "wasm32")]
 mod app {
-    use vfs::sqlite::rusqlite::{params, Connection, OpenFlags};
-    use vfs::web::{install, InstallOptions, Installed};
-    use vfs::{BufferMode, Durability};
+    use opfs_vfs::sqlite::rusqlite::{params, Connection, OpenFlags};
+    use opfs_vfs::web::{install, InstallOptions, Installed};
+    use opfs_vfs::{BufferMode, Durability};
     use wasm_bindgen::prelude::*;
 
     /// The worker's database: a table of notes in `notes.db` on the OPFS volume.

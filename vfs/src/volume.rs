@@ -67,7 +67,7 @@ pub enum Durability {
     /// [`VolumeOptions::write_buffer_bytes`] of commits have accumulated (then one write), or
     /// until the first commit after `max_flush_delay` (then written and flushed), or until
     /// [`Volume::flush`] / [`Volume::close`]. A crash of the tab may lose a suffix of commits.
-    Buffered,
+    Balanced,
 }
 
 /// Mount options. `Default` gives Memory mode, Strict durability.
@@ -80,9 +80,9 @@ pub struct VolumeOptions {
     /// Checkpoint when the log grows past this many bytes (checked after each commit).
     pub checkpoint_bytes: u64,
     /// Disk mode: staged page images are appended to the log when they exceed this.
-    /// Buffered durability: committed frames are written when they exceed this.
+    /// Balanced durability: committed frames are written when they exceed this.
     pub write_buffer_bytes: usize,
-    /// Relaxed and Buffered durability: longest time a commit may stay unflushed while further
+    /// Relaxed and Balanced durability: longest time a commit may stay unflushed while further
     /// commits arrive (there is no timer thread: call [`Volume::flush`] from a timer to bound
     /// it when the application goes idle).
     pub max_flush_delay: Duration,
@@ -1064,7 +1064,7 @@ impl<S: Storage> Volume<S> {
                     self.flush_log()?;
                 }
             }
-            Durability::Buffered => {
+            Durability::Balanced => {
                 if overdue {
                     self.write_out()?;
                     self.flush_log()?;

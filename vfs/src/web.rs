@@ -8,8 +8,8 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! use vfs::sqlite::rusqlite::{Connection, OpenFlags};
-//! use vfs::web::{install, InstallOptions};
+//! use opfs_vfs::sqlite::rusqlite::{Connection, OpenFlags};
+//! use opfs_vfs::web::{install, InstallOptions};
 //!
 //! let mut installed = install(InstallOptions {
 //!     directory: "my-app".into(),
@@ -48,8 +48,8 @@
 //!
 //! ## Durability
 //! [`InstallOptions::durability`] chooses what a commit waits for (see [`Durability`]):
-//! `Strict` flushes every commit, `Relaxed` and `Buffered` trade the newest commits on power
-//! loss (or, for `Buffered`, on a tab crash) for fewer flushes. Call [`Installed::flush`] from a
+//! `Strict` flushes every commit, `Relaxed` and `Balanced` trade the newest commits on power
+//! loss (or, for `Balanced`, on a tab crash) for fewer flushes. Call [`Installed::flush`] from a
 //! timer or on `visibilitychange` to bound what they may lose. Dropping [`Installed`] without
 //! [`Installed::close`] tries to close (flush and checkpoint) and ignores errors.
 
@@ -382,7 +382,7 @@ impl Installed {
     }
 
     /// Makes every commit so far durable (written and flushed): one flush, if anything is
-    /// unflushed. With `Relaxed` or `Buffered` durability call it from a timer or when the page
+    /// unflushed. With `Relaxed` or `Balanced` durability call it from a timer or when the page
     /// is hidden.
     pub fn flush(&self) -> Result<(), InstallError> {
         self.with_volume(Volume::flush)

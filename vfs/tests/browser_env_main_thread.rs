@@ -3,8 +3,8 @@
 //! installing the VFS must fail with a clear error, not panic or hang. (This file runs
 //! `run_in_browser` on purpose; every other browser test runs in a dedicated worker.)
 
-use vfs::storage::{OpfsStorage, StorageError, NEED_DEDICATED_WORKER};
-use vfs::web::{install, InstallError, InstallOptions};
+use opfs_vfs::storage::{OpfsStorage, StorageError, NEED_DEDICATED_WORKER};
+use opfs_vfs::web::{install, InstallError, InstallOptions};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);

@@ -6,10 +6,10 @@
 //! error of a second install, export/import, SQL-level fault injection, and the physical call
 //! counts of a small SQL workload (printed; run with `-- --nocapture` to see them).
 
-use vfs::sqlite::rusqlite::{Connection, ErrorCode, OpenFlags};
-use vfs::storage::{FileCounters, PhysicalFileId, Storage};
-use vfs::web::{install, InstallError, InstallOptions, Installed};
-use vfs::{BufferMode, Durability};
+use opfs_vfs::sqlite::rusqlite::{Connection, ErrorCode, OpenFlags};
+use opfs_vfs::storage::{FileCounters, PhysicalFileId, Storage};
+use opfs_vfs::web::{install, InstallError, InstallOptions, Installed};
+use opfs_vfs::{BufferMode, Durability};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
@@ -211,7 +211,7 @@ async fn second_install_on_the_same_directory_is_busy() {
         install(clash).await,
         Err(InstallError::Register(_))
     ));
-    vfs::storage::OpfsStorage::remove_dir(&clash_dir)
+    opfs_vfs::storage::OpfsStorage::remove_dir(&clash_dir)
         .await
         .unwrap();
     // Closed handles refuse further use.
@@ -331,18 +331,20 @@ async fn corrupt_volume_fails_install_naming_the_damage() {
     inst.close().unwrap();
     {
         // Garbage over both superblocks, through a raw handle.
-        let mut st = vfs::storage::OpfsStorage::open(&dir).await.unwrap();
+        let mut st = opfs_vfs::storage::OpfsStorage::open(&dir).await.unwrap();
         st.file(PhysicalFileId::Data)
             .write_at(0, &[0x5Au8; 8192])
             .unwrap();
     }
     match install(options(&dir, BufferMode::Memory, Durability::Strict)).await {
-        Err(InstallError::Volume(e @ vfs::Error::Corrupt { .. })) => {
+        Err(InstallError::Volume(e @ opfs_vfs::Error::Corrupt { .. })) => {
             web_sys::console::log_1(&format!("corrupt volume: {e}").into());
         }
         other => panic!("expected a Corrupt error, got {other:?}"),
     }
-    vfs::storage::OpfsStorage::remove_dir(&dir).await.unwrap();
+    opfs_vfs::storage::OpfsStorage::remove_dir(&dir)
+        .await
+        .unwrap();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -525,25 +527,26 @@ async fn count_calls(mode: BufferMode, durability: Durability) -> Vec<(String, F
     let inst = installed(&dir, mode, durability).await;
     let counters = || inst.with_volume(|v| Ok(v.counters())).unwrap();
     let mut out = Vec::new();
-    let mut step = |name: &str, before: vfs::storage::Counters, after: vfs::storage::Counters| {
-        let d = after.since(&before);
-        let log = d.file(PhysicalFileId::Log);
-        let data = d.file(PhysicalFileId::Data);
-        web_sys::console::log_1(
-            &format!(
-                "{mode:?}/{durability:?} {name:<36} {}   [log w{} f{} r{} | data w{} f{} r{}]",
-                calls(&d.total()),
-                log.writes,
-                log.flushes,
-                log.reads,
-                data.writes,
-                data.flushes,
-                data.reads
-            )
-            .into(),
-        );
-        out.push((name.to_owned(), d.total()));
-    };
+    let mut step =
+        |name: &str, before: opfs_vfs::storage::Counters, after: opfs_vfs::storage::Counters| {
+            let d = after.since(&before);
+            let log = d.file(PhysicalFileId::Log);
+            let data = d.file(PhysicalFileId::Data);
+            web_sys::console::log_1(
+                &format!(
+                    "{mode:?}/{durability:?} {name:<36} {}   [log w{} f{} r{} | data w{} f{} r{}]",
+                    calls(&d.total()),
+                    log.writes,
+                    log.flushes,
+                    log.reads,
+                    data.writes,
+                    data.flushes,
+                    data.reads
+                )
+                .into(),
+            );
+            out.push((name.to_owned(), d.total()));
+        };
 
     let c0 = counters();
     step("install (mount a new volume)", Default::default(), c0);

@@ -12,8 +12,10 @@
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
-use vfs::storage::{Counters, OpfsStorage, PhysicalFile, PhysicalFileId, Storage, StorageError};
-use vfs::{BufferMode, Durability, Error, Volume, VolumeOptions};
+use opfs_vfs::storage::{
+    Counters, OpfsStorage, PhysicalFile, PhysicalFileId, Storage, StorageError,
+};
+use opfs_vfs::{BufferMode, Durability, Error, Volume, VolumeOptions};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
@@ -174,7 +176,7 @@ impl Drop for Fault {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The storage contract (see `vfs::storage`)
+// The storage contract (see `opfs_vfs::storage`)
 // ---------------------------------------------------------------------------------------------
 
 fn read_vec(f: &mut dyn PhysicalFile, offset: u64, len: usize) -> Vec<u8> {
@@ -849,7 +851,7 @@ async fn a_fresh_worker_sees_the_committed_volume() {
     // A new worker reads the raw OPFS files; mount those bytes in memory and compare.
     let worker = spawn_helper_worker();
     let files = js_sys::Array::from(&helper(&worker, "read", &dir).await);
-    let mut st = vfs::storage::MemoryStorage::new();
+    let mut st = opfs_vfs::storage::MemoryStorage::new();
     for id in PhysicalFileId::ALL {
         let bytes = js_sys::Uint8Array::new(&files.get(id.index() as u32)).to_vec();
         *st.get_mut(id).bytes_mut() = bytes;
@@ -889,7 +891,7 @@ async fn install_waits_for_a_terminated_worker_to_release_the_volume() {
     let immediately = OpfsStorage::open(&dir).await.map(drop);
     web_sys::console::log_1(&format!("open right after terminate(): {immediately:?}").into());
     let started = js_sys::Date::now();
-    let mut installed = vfs::web::install(vfs::web::InstallOptions {
+    let mut installed = opfs_vfs::web::install(opfs_vfs::web::InstallOptions {
         vfs_name: dir.clone(),
         directory: dir.clone(),
         ..Default::default()

@@ -10,11 +10,11 @@
 mod common;
 
 use common::{assert_state, model_write, opts, other, pattern, Model, DURABILITIES, MODES};
-use vfs::format::PAGE_SIZE;
-use vfs::storage::{
+use opfs_vfs::format::PAGE_SIZE;
+use opfs_vfs::storage::{
     CrashMode, CrashStorage, MemoryStorage, PhysicalFileId, StdStorage, Storage, StorageError,
 };
-use vfs::{BufferMode, Durability, Error, FileId, Volume, VolumeOptions, MAX_FILE_SIZE};
+use opfs_vfs::{BufferMode, Durability, Error, FileId, Volume, VolumeOptions, MAX_FILE_SIZE};
 
 // ---------------------------------------------------------------------------------------------
 // Backends
@@ -824,7 +824,7 @@ fn physical_call_accounting<B: Backend>(cx: &mut Ctx<B>) {
     let (writes, flushes) = match cx.durability() {
         Durability::Strict => (1, 1),
         Durability::Relaxed => (1, 0),
-        Durability::Buffered => (0, 0),
+        Durability::Balanced => (0, 0),
     };
     assert_eq!(
         (log.writes, log.flushes),
@@ -859,7 +859,7 @@ fn physical_call_accounting<B: Backend>(cx: &mut Ctx<B>) {
     let want = match cx.durability() {
         Durability::Strict => (0, 0),
         Durability::Relaxed => (0, 1),
-        Durability::Buffered => (1, 1),
+        Durability::Balanced => (1, 1),
     };
     assert_eq!((log.writes, log.flushes), want, "flush: {c:?}");
     assert_eq!(c.total().calls(), want.0 + want.1, "flush: {c:?}");

@@ -17,9 +17,9 @@ mod common;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use common::{diff, model_write, pattern, Model};
-use vfs::format::{decode_frame, Superblock, FRAME_HEADER, PAGE_SIZE, SUPER_LEN};
-use vfs::storage::{MemoryStorage, PhysicalFileId};
-use vfs::{BufferMode, Durability, Error, Volume, VolumeOptions};
+use opfs_vfs::format::{decode_frame, Superblock, FRAME_HEADER, PAGE_SIZE, SUPER_LEN};
+use opfs_vfs::storage::{MemoryStorage, PhysicalFileId};
+use opfs_vfs::{BufferMode, Durability, Error, Volume, VolumeOptions};
 
 const DATA: PhysicalFileId = PhysicalFileId::Data;
 const LOG: PhysicalFileId = PhysicalFileId::Log;

@@ -27,8 +27,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::{diff, model_write, other, read_state, Model};
-use vfs::storage::{CrashMode, CrashStorage, Fate, MemoryStorage, PhysicalFileId, SplitMix64};
-use vfs::{BufferMode, Durability, Error, Volume, VolumeOptions};
+use opfs_vfs::storage::{CrashMode, CrashStorage, Fate, MemoryStorage, PhysicalFileId, SplitMix64};
+use opfs_vfs::{BufferMode, Durability, Error, Volume, VolumeOptions};
 
 const NAMES: [&str; 4] = ["a", "b", "c.db", "dir/d-journal"];
 
@@ -94,7 +94,7 @@ impl Config {
             durability: match rng.below(3) {
                 0 => Durability::Strict,
                 1 => Durability::Relaxed,
-                _ => Durability::Buffered,
+                _ => Durability::Balanced,
             },
             delay: if rng.chance(1, 5) {
                 Duration::ZERO
@@ -908,11 +908,11 @@ fn strict_commits_after_failed_checkpoint_flush_survive_power_loss() {
     v.write(a, 0, b"A").unwrap();
     v.commit().unwrap(); // acknowledged, durable
                          // Second flush of the data file from now (the superblock's) fails.
-    st.inject(vfs::storage::Fault {
-        op: vfs::storage::FaultOp::Flush,
+    st.inject(opfs_vfs::storage::Fault {
+        op: opfs_vfs::storage::FaultOp::Flush,
         file: Some(PhysicalFileId::Data),
         skip: 1,
-        effect: vfs::storage::FaultEffect::Fail(vfs::storage::StorageError::Platform {
+        effect: opfs_vfs::storage::FaultEffect::Fail(opfs_vfs::storage::StorageError::Platform {
             op: "flush",
             name: "InvalidStateError".into(),
             message: "injected".into(),
@@ -957,7 +957,7 @@ fn strict_commits_after_failed_checkpoint_flush_survive_power_loss() {
 /// (a process restart), show some commit at or after the last durable one; and a Strict
 /// commit made after that remount survives a power loss.
 fn fault_case(case: u64) -> Result<(), String> {
-    use vfs::storage::{Fault, FaultEffect, FaultOp, StorageError};
+    use opfs_vfs::storage::{Fault, FaultEffect, FaultOp, StorageError};
     let mut rng = SplitMix64::new(SplitMix64::mix(0xFA17_0000, case));
     let cfg = Config::random(&mut rng);
     let nops = usize::try_from(rng.range(10, 45)).unwrap();

@@ -13,10 +13,10 @@ mod common;
 use std::collections::btree_map::Entry;
 
 use common::{diff, model_write, other, read_state, Model};
+use opfs_vfs::storage::MemoryStorage;
+use opfs_vfs::{BufferMode, Durability, Error, FileId, Volume, VolumeOptions};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError};
-use vfs::storage::MemoryStorage;
-use vfs::{BufferMode, Durability, Error, FileId, Volume, VolumeOptions};
 
 const NAMES: [&str; 6] = ["a", "b", "c", "d", "dir/journal-with-a-longer-name", "é"];
 const PAGE: u64 = 4096;
@@ -85,7 +85,7 @@ fn durability() -> impl Strategy<Value = Durability> {
     prop_oneof![
         2 => Just(Durability::Strict),
         1 => Just(Durability::Relaxed),
-        1 => Just(Durability::Buffered),
+        1 => Just(Durability::Balanced),
     ]
 }
 
@@ -230,7 +230,7 @@ fn run(mode: BufferMode, durability: Durability, ops: &[Op]) -> Result<(), TestC
                 match durability {
                     // Written (and, for Strict, flushed): a process crash keeps it.
                     Durability::Strict | Durability::Relaxed => ex.durable(),
-                    Durability::Buffered => ex.commit(),
+                    Durability::Balanced => ex.commit(),
                 }
             }
             Op::Flush => {
@@ -263,7 +263,7 @@ fn run(mode: BufferMode, durability: Durability, ops: &[Op]) -> Result<(), TestC
                     .map_err(|e| TestCaseError::fail(format!("mount after crash: {e}")))?;
                 let got = read_state(&mut v)
                     .map_err(|e| TestCaseError::fail(format!("read after crash: {e}")))?;
-                if durability == Durability::Buffered {
+                if durability == Durability::Balanced {
                     // Some commit since the last durable point (a suffix may be lost).
                     prop_assert!(
                         ex.since_durable.contains(&got),

@@ -6,13 +6,13 @@ mod sqlite_common;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use sqlite_common::*;
-use vfs::sqlite::rusqlite::{self, Connection, ErrorCode};
-use vfs::sqlite::VfsHandle;
-use vfs::storage::{
+use opfs_vfs::sqlite::rusqlite::{self, Connection, ErrorCode};
+use opfs_vfs::sqlite::VfsHandle;
+use opfs_vfs::storage::{
     MemoryFile, MemoryStorage, PhysicalFile, PhysicalFileId, Storage, StorageError, StorageResult,
 };
-use vfs::{BufferMode, Durability};
+use opfs_vfs::{BufferMode, Durability};
+use sqlite_common::*;
 
 fn insert_100(c: &Connection) {
     for i in 0..100 {

@@ -15,10 +15,10 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use opfs_vfs::sqlite::rusqlite::{self, params, Connection};
+use opfs_vfs::storage::{CrashMode, CrashStorage, MemoryStorage, SplitMix64, Storage};
+use opfs_vfs::{BufferMode, Durability, Volume};
 use sqlite_common::*;
-use vfs::sqlite::rusqlite::{self, params, Connection};
-use vfs::storage::{CrashMode, CrashStorage, MemoryStorage, SplitMix64, Storage};
-use vfs::{BufferMode, Durability, Volume};
 
 /// Rows of `kv`: key → (value, counter). `None`: the table does not exist yet.
 type Model = Option<BTreeMap<i64, (Vec<u8>, i64)>>;
@@ -147,7 +147,7 @@ fn apply(model: &Model, t: &Txn) -> Model {
 
 fn run_txn<S: Storage + 'static>(
     c: &Connection,
-    h: &vfs::sqlite::VfsHandle<S>,
+    h: &opfs_vfs::sqlite::VfsHandle<S>,
     t: &Txn,
 ) -> rusqlite::Result<()> {
     let insert = |rows: &[(i64, Vec<u8>)]| -> rusqlite::Result<()> {
@@ -192,7 +192,7 @@ fn run_txn<S: Storage + 'static>(
 
 /// Opens the database with the pragmas of `cfg` (journal mode only when `fresh`).
 fn connect<S: Storage + 'static>(
-    h: &vfs::sqlite::VfsHandle<S>,
+    h: &opfs_vfs::sqlite::VfsHandle<S>,
     cfg: &Config,
     fresh: bool,
 ) -> rusqlite::Result<Connection> {

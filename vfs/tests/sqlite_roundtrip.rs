@@ -5,11 +5,11 @@
 
 mod sqlite_common;
 
+use opfs_vfs::sqlite::rusqlite::{params, Connection};
+use opfs_vfs::sqlite::{self, TempFiles};
+use opfs_vfs::storage::{MemoryStorage, StdStorage};
+use opfs_vfs::{BufferMode, Durability};
 use sqlite_common::*;
-use vfs::sqlite::rusqlite::{params, Connection};
-use vfs::sqlite::{self, TempFiles};
-use vfs::storage::{MemoryStorage, StdStorage};
-use vfs::{BufferMode, Durability};
 
 type Rows = Vec<(i64, String, Vec<u8>)>;
 

@@ -9,10 +9,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use vfs::sqlite::rusqlite::{Connection, OpenFlags};
-use vfs::sqlite::{self};
-use vfs::storage::MemoryStorage;
-use vfs::{Volume, VolumeOptions};
+use opfs_vfs::sqlite::rusqlite::{Connection, OpenFlags};
+use opfs_vfs::sqlite::{self};
+use opfs_vfs::storage::MemoryStorage;
+use opfs_vfs::{Volume, VolumeOptions};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);

@@ -99,7 +99,7 @@ fn lifecycle_config(c: &RunConfig, only: Vec<String>) -> LifecycleConfig {
         file_size_bytes: c.file_size_bytes,
         seed: c.seed,
         buffer_modes: vec![Mode::Disk, Mode::Memory],
-        durabilities: vec![Level::Strict, Level::Relaxed, Level::Buffered],
+        durabilities: vec![Level::Strict, Level::Relaxed, Level::Balanced],
         baseline: true,
         only,
         ..LifecycleConfig::default()

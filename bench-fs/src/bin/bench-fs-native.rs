@@ -9,7 +9,7 @@
 //!   --size BYTES      bytes per file (default 1024)
 //!   --seed N          seed of the file contents
 //!   --modes A,B       our buffer modes: disk,memory (default both)
-//!   --durability A,B  our durability levels: strict,relaxed,buffered (default strict)
+//!   --durability A,B  our durability levels: strict,relaxed,balanced (default strict)
 //!   --no-baseline     skip the one-file-per-file baseline
 //!   --backends A,B    only backends whose name contains one of these
 //!   --dir PATH        where the temp directory goes (default: system temp; use a real disk)
@@ -40,7 +40,7 @@ mod native {
 
     const USAGE: &str = "usage: bench-fs-native [--runs N] [--warmup N] [--files N] \
                          [--size BYTES] [--seed N] [--modes disk,memory] \
-                         [--durability strict,relaxed,buffered] [--no-baseline] \
+                         [--durability strict,relaxed,balanced] [--no-baseline] \
                          [--backends A,B] [--dir PATH] [--out PATH] | --report PATH";
 
     fn parse_args() -> Result<(Config, Option<PathBuf>), String> {
@@ -88,7 +88,7 @@ mod native {
                         .map(|d| match d.as_str() {
                             "strict" => Ok(Level::Strict),
                             "relaxed" => Ok(Level::Relaxed),
-                            "buffered" => Ok(Level::Buffered),
+                            "balanced" => Ok(Level::Balanced),
                             _ => Err(format!("--durability: unknown level {d}")),
                         })
                         .collect::<Result<_, _>>()?;

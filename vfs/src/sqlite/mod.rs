@@ -6,8 +6,8 @@
 //!
 //! ```no_run
 //! use std::{cell::RefCell, rc::Rc};
-//! use vfs::sqlite::{self, rusqlite::{Connection, OpenFlags}};
-//! use vfs::{storage::MemoryStorage, Volume, VolumeOptions};
+//! use opfs_vfs::sqlite::{self, rusqlite::{Connection, OpenFlags}};
+//! use opfs_vfs::{storage::MemoryStorage, Volume, VolumeOptions};
 //!
 //! let volume = Volume::mount(MemoryStorage::new(), VolumeOptions::default()).unwrap();
 //! let volume = Rc::new(RefCell::new(volume));

@@ -28,7 +28,7 @@
 //! the volume (or a SQLite VFS) owns another.
 //!
 //! ```
-//! use vfs::storage::{CrashMode, CrashStorage, PhysicalFile, PhysicalFileId, Storage};
+//! use opfs_vfs::storage::{CrashMode, CrashStorage, PhysicalFile, PhysicalFileId, Storage};
 //!
 //! let mut st = CrashStorage::new();
 //! let probe = st.clone(); // shares the files

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use vfs::storage::{SplitMix64, Storage};
-use vfs::{BufferMode, Durability, Volume, VolumeOptions};
+use opfs_vfs::storage::{SplitMix64, Storage};
+use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
 
 /// The expected state of a volume: file name → contents.
 pub type Model = BTreeMap<String, Vec<u8>>;
@@ -16,7 +16,7 @@ pub const MODES: [BufferMode; 2] = [BufferMode::Memory, BufferMode::Disk];
 pub const DURABILITIES: [Durability; 3] = [
     Durability::Strict,
     Durability::Relaxed,
-    Durability::Buffered,
+    Durability::Balanced,
 ];
 
 /// The other buffer mode.
@@ -57,7 +57,7 @@ pub fn model_write(file: &mut Vec<u8>, offset: usize, data: &[u8]) {
 }
 
 /// Reads every file of the volume (names from `list`, contents from `read_to_vec`).
-pub fn read_state<S: Storage>(v: &mut Volume<S>) -> vfs::Result<Model> {
+pub fn read_state<S: Storage>(v: &mut Volume<S>) -> opfs_vfs::Result<Model> {
     let mut out = Model::new();
     for m in v.list() {
         let data = v.read_to_vec(m.id)?;

@@ -6,10 +6,10 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use vfs::sqlite::rusqlite::{Connection, OpenFlags};
-use vfs::sqlite::{self, SharedVolume, VfsHandle};
-use vfs::storage::Storage;
-use vfs::{BufferMode, Durability, Volume, VolumeOptions};
+use opfs_vfs::sqlite::rusqlite::{Connection, OpenFlags};
+use opfs_vfs::sqlite::{self, SharedVolume, VfsHandle};
+use opfs_vfs::storage::Storage;
+use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
 
 /// A VFS name no other test (thread) of this process uses.
 pub fn unique_name(prefix: &str) -> String {
