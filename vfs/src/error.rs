@@ -42,8 +42,9 @@ pub enum Error {
         /// Byte offset of the bad structure.
         offset: u64,
     },
-    /// Storage space or quota ran out. Every commit acknowledged before is intact; the volume
-    /// must be remounted (see [`Error::Poisoned`]).
+    /// Storage space or quota ran out. Nothing of the failed call took effect (a failed commit
+    /// is rolled back); every commit acknowledged before is intact, and the volume keeps
+    /// working: reads succeed, and writes succeed again once space is freed.
     #[error("out of space writing {file}: {source}")]
     OutOfSpace {
         /// Which physical file.
@@ -65,13 +66,44 @@ pub enum Error {
         /// The physical error, with the platform's cause.
         source: StorageError,
     },
-    /// An earlier write or flush failed, so memory may hold changes that are not on disk. Every
-    /// call fails with this until the volume is remounted; remounting recovers the last
-    /// durable commit.
-    #[error("volume unusable after an earlier failure ({cause}); remount it")]
+    /// An earlier write or flush failed in a way whose outcome is unknown (a failed flush, or a
+    /// failed repair after a failed write). Every write fails with this until the volume is
+    /// remounted, which recovers the last durable commit; reads still work.
+    #[error("volume refuses writes after an earlier failure ({cause}); remount it")]
     Poisoned {
         /// The earlier failure.
         cause: String,
+    },
+    /// The commit was written but the flush that should make it durable failed: it survives a
+    /// crash of the tab, and may or may not survive a power loss. The volume shows it as
+    /// committed and refuses further writes ([`Error::Poisoned`]) until it is remounted. Do not
+    /// redo the transaction blindly: check after remounting.
+    #[error("commit outcome unknown: it was written but the flush failed ({cause})")]
+    CommitUnknown {
+        /// The flush's error.
+        cause: String,
+    },
+    /// The volume was written by another format version of this engine. Nothing was changed.
+    #[error(
+        "volume format version {found} is not supported (this build reads version {supported})"
+    )]
+    UnsupportedVersion {
+        /// The version found in a superblock.
+        found: u32,
+        /// The version this build reads and writes.
+        supported: u32,
+    },
+    /// The newest checkpoint's superblock is damaged, but its log epoch exists: mounting the
+    /// older checkpoint would silently lose every commit since it. Nothing was changed.
+    #[error(
+        "the superblock of checkpoint {lost} is damaged (its log exists); mounting checkpoint \
+         {newest_valid} would lose every commit made since it"
+    )]
+    NewerCheckpointLost {
+        /// The newest checkpoint whose superblock is intact.
+        newest_valid: u64,
+        /// The checkpoint whose superblock was lost.
+        lost: u64,
     },
     /// An offset or length beyond what the volume supports (2^53 bytes per file).
     #[error("offset or length {value} too large")]

@@ -1,33 +1,55 @@
-//! On-disk encoding: superblocks, the catalog and log frames. `vfs/DESIGN.md` specifies the
-//! same layout in prose; keep the two in step. All integers are little-endian.
+//! On-disk encoding, format version 2: superblocks, the catalog (a directory of entry chunks,
+//! entry chunks of file records, map chunks of page homes) and log frames. `vfs/DESIGN.md`
+//! specifies the same layout in prose; keep the two in step. All integers are little-endian;
+//! every structure carries an xxh3-64 hash.
 //!
-//! Every structure carries an xxh3-64 hash; log frames carry a *chained* hash (each frame's hash
-//! is seeded with the previous frame's), so a missing, torn or stale frame ends the valid log.
+//! Log frames carry a *chained* hash (each frame's hash is seeded with the previous frame's), so
+//! a missing, torn or stale frame ends the valid log.
+//!
+//! Decoders never trust a count: every count is bounded by the bytes that remain before
+//! anything is allocated, so a corrupt or hostile image cannot make the engine allocate more
+//! than its own size (the fuzz target checks this).
 
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed, Xxh3};
 
-/// Size of a logical page and of a home block in the data file.
+/// Size of a logical page and of a block in the data file.
 pub const PAGE_SIZE: usize = 4096;
 /// [`PAGE_SIZE`] as stored in superblocks.
 const PAGE_SIZE_U32: u32 = 4096;
 /// [`PAGE_SIZE`] as `u64`.
 pub const PAGE: u64 = PAGE_SIZE as u64;
-/// Format version written into superblocks.
-pub const FORMAT_VERSION: u32 = 1;
+/// Format version written into superblocks. Version 1 (the first release) had one catalog blob
+/// rewritten whole at every checkpoint; it is recognised and refused with
+/// [`crate::Error::UnsupportedVersion`].
+pub const FORMAT_VERSION: u32 = 2;
 /// Superblock magic.
 pub const SUPER_MAGIC: [u8; 8] = *b"OPFSVOL\0";
 /// Bytes of a superblock that carry data (the rest of its 4 KiB slot is zero).
 pub const SUPER_LEN: usize = 88;
-/// Number of superblock slots (blocks 0 and 1 of the data file).
+/// Number of superblock slots (blocks 0 and 1 of the data file). Generation `g` lives in slot
+/// `g % 2`, so the two slots always hold two consecutive generations.
 pub const SUPER_SLOTS: u64 = 2;
-/// Catalog magic.
-pub const CATALOG_MAGIC: [u8; 4] = *b"CATL";
 /// Log frame magic.
-pub const FRAME_MAGIC: [u8; 4] = *b"OLOG";
+pub const FRAME_MAGIC: [u8; 4] = *b"OLG2";
 /// Size of a log frame header.
-pub const FRAME_HEADER: usize = 48;
+pub const FRAME_HEADER: usize = 56;
 /// Longest logical file name, in bytes of UTF-8.
 pub const MAX_NAME_LEN: usize = 1024;
+/// Pages described by one map chunk (1 MiB of a file).
+pub const MAP_CHUNK_PAGES: u64 = 256;
+/// File ids per entry chunk.
+pub const ENTRY_CHUNK_FILES: u64 = 64;
+/// Files of at most this many bytes are stored inline in their catalog entry at checkpoint,
+/// not in home blocks (10,000 files of 300 bytes would otherwise take a 4 KiB block each).
+pub const INLINE_MAX: u64 = 2048;
+/// Largest payload of a commit or abort frame: 512 file ids.
+pub const MAX_ID_LIST: usize = 512;
+/// Largest frame payload of any kind (a page, or a list of 512 ids).
+pub const MAX_PAYLOAD: usize = PAGE_SIZE;
+
+const DIR_MAGIC: [u8; 4] = *b"DIR2";
+const ENTRY_MAGIC: [u8; 4] = *b"ENT2";
+const MAP_MAGIC: [u8; 4] = *b"MAP2";
 
 /// Little-endian cursor over a byte slice; every read is bounds-checked.
 pub(crate) struct Reader<'a> {
@@ -39,14 +61,20 @@ impl<'a> Reader<'a> {
     pub(crate) fn new(buf: &'a [u8]) -> Self {
         Self { buf, pos: 0 }
     }
-    pub(crate) fn pos(&self) -> usize {
-        self.pos
+    pub(crate) fn left(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+    pub(crate) fn done(&self) -> bool {
+        self.pos == self.buf.len()
     }
     pub(crate) fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.pos.checked_add(n)?;
         let s = self.buf.get(self.pos..end)?;
         self.pos = end;
         Some(s)
+    }
+    pub(crate) fn u8(&mut self) -> Option<u8> {
+        Some(self.bytes(1)?[0])
     }
     pub(crate) fn u16(&mut self) -> Option<u16> {
         Some(u16::from_le_bytes(self.bytes(2)?.try_into().ok()?))
@@ -59,20 +87,37 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The root of a checkpointed state. Two slots ping-pong; the valid one with the highest
-/// generation wins at mount.
+/// A count bounded by the format (ids per chunk, pages per map chunk, a page) as a `u32`;
+/// saturating, so an impossible count fails decoding instead of wrapping.
+fn n32(v: usize) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+fn put_u16(b: &mut Vec<u8>, v: u16) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+fn put_u32(b: &mut Vec<u8>, v: u32) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+fn put_u64(b: &mut Vec<u8>, v: u64) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Superblock
+// ---------------------------------------------------------------------------------------------
+
+/// The root of a checkpointed state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Superblock {
-    /// Checkpoint generation; increases by one per checkpoint.
+    /// Checkpoint generation; increases by one per checkpoint; lives in slot `generation % 2`.
     pub generation: u64,
-    /// Salt of the log epoch that follows this checkpoint. Frames with another salt are stale.
-    pub log_salt: u64,
-    /// First block of the catalog blob in the data file.
-    pub catalog_block: u64,
-    /// Catalog blob length in bytes.
-    pub catalog_len: u64,
-    /// xxh3-64 of the catalog blob.
-    pub catalog_hash: u64,
+    /// Random per volume, fixed at creation. The log salt of epoch `g` is
+    /// [`epoch_salt`]`(volume_salt, g)`, so mount can recognise the frames of the epoch *after*
+    /// the newest valid superblock (a newer checkpoint whose superblock was lost).
+    pub volume_salt: u64,
+    /// Where the catalog's directory blob is (`len == 0`: empty catalog).
+    pub directory: BlobPtr,
     /// Next logical file id to hand out.
     pub next_file_id: u64,
     /// Sequence number the first commit of the log epoch will carry.
@@ -81,188 +126,390 @@ pub struct Superblock {
     pub block_count: u64,
 }
 
+/// What a superblock slot holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// All zero: never written.
+    Empty,
+    /// A valid superblock of this format.
+    Valid(Superblock),
+    /// A superblock of another format version (recognised by magic and, for version 1, by its
+    /// checksum). Never overwritten.
+    Unsupported(u32),
+    /// Anything else: torn or damaged.
+    Invalid(&'static str),
+}
+
 impl Superblock {
+    /// The log salt of this checkpoint's epoch.
+    pub fn log_salt(&self) -> u64 {
+        epoch_salt(self.volume_salt, self.generation)
+    }
+
     /// Encodes into a full 4 KiB slot.
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(PAGE_SIZE);
         b.extend_from_slice(&SUPER_MAGIC);
-        b.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        b.extend_from_slice(&PAGE_SIZE_U32.to_le_bytes());
+        put_u32(&mut b, FORMAT_VERSION);
+        put_u32(&mut b, PAGE_SIZE_U32);
         for v in [
             self.generation,
-            self.log_salt,
-            self.catalog_block,
-            self.catalog_len,
-            self.catalog_hash,
+            self.volume_salt,
+            self.directory.block,
+            u64::from(self.directory.len),
+            self.directory.hash,
             self.next_file_id,
             self.next_txn_seq,
             self.block_count,
         ] {
-            b.extend_from_slice(&v.to_le_bytes());
+            put_u64(&mut b, v);
         }
         let h = xxh3_64(&b);
-        b.extend_from_slice(&h.to_le_bytes());
+        put_u64(&mut b, h);
         debug_assert_eq!(b.len(), SUPER_LEN);
         b.resize(PAGE_SIZE, 0);
         b
     }
 
-    /// Decodes a slot. `Ok(None)`: the slot was never written (all zero).
-    /// `Err(reason)`: the slot holds something that is not a valid superblock.
-    pub fn decode(slot: &[u8]) -> Result<Option<Superblock>, &'static str> {
+    /// Decodes a slot.
+    pub fn decode(slot: &[u8]) -> Slot {
         if slot.len() < SUPER_LEN {
-            return Err("superblock slot shorter than a superblock");
+            return Slot::Invalid("superblock slot shorter than a superblock");
         }
         if slot[..SUPER_LEN].iter().all(|&b| b == 0) {
-            return Ok(None);
+            return Slot::Empty;
         }
         let mut r = Reader::new(slot);
         if r.bytes(8) != Some(&SUPER_MAGIC[..]) {
-            return Err("bad superblock magic");
+            return Slot::Invalid("bad superblock magic");
         }
-        let body_hash = xxh3_64(&slot[..SUPER_LEN - 8]);
-        let stored =
-            u64::from_le_bytes(slot[SUPER_LEN - 8..SUPER_LEN].try_into().unwrap_or([0; 8]));
-        if body_hash != stored {
-            return Err("superblock checksum mismatch");
+        let version = r.u32().unwrap_or(0);
+        // Every version keeps this compatibility contract: bytes 0..12 are magic and version,
+        // bytes 80..88 an xxh3-64 of bytes 0..80. So a damaged version field is "invalid", and
+        // only a superblock that another version really wrote is "unsupported".
+        let hash_ok =
+            xxh3_64(&slot[..SUPER_LEN - 8]).to_le_bytes() == slot[SUPER_LEN - 8..SUPER_LEN];
+        if !hash_ok {
+            return Slot::Invalid("superblock checksum mismatch");
         }
-        if r.u32() != Some(FORMAT_VERSION) {
-            return Err("unsupported format version");
+        if version != FORMAT_VERSION {
+            return Slot::Unsupported(version);
         }
         if r.u32() != Some(PAGE_SIZE_U32) {
-            return Err("unsupported page size");
+            return Slot::Invalid("unsupported page size");
         }
-        let mut f = || r.u64().ok_or("truncated superblock");
-        Ok(Some(Superblock {
-            generation: f()?,
-            log_salt: f()?,
-            catalog_block: f()?,
-            catalog_len: f()?,
-            catalog_hash: f()?,
-            next_file_id: f()?,
-            next_txn_seq: f()?,
-            block_count: f()?,
-        }))
+        let mut f = || r.u64().unwrap_or(0);
+        let (generation, volume_salt, block, len, hash) = (f(), f(), f(), f(), f());
+        let (next_file_id, next_txn_seq, block_count) = (f(), f(), f());
+        let Ok(len) = u32::try_from(len) else {
+            return Slot::Invalid("directory length out of range");
+        };
+        Slot::Valid(Superblock {
+            generation,
+            volume_salt,
+            directory: BlobPtr { block, len, hash },
+            next_file_id,
+            next_txn_seq,
+            block_count,
+        })
     }
 }
 
-/// One file as recorded in the catalog: its name, size and where its pages live.
+/// The salt of log epoch `generation` of a volume.
+pub fn epoch_salt(volume_salt: u64, generation: u64) -> u64 {
+    xxh3_64_with_seed(&generation.to_le_bytes(), volume_salt)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Blobs: directory, entry chunks, map chunks
+// ---------------------------------------------------------------------------------------------
+
+/// Where a catalog blob lives: `len` bytes from block `block` (in `ceil(len / 4096)` blocks),
+/// with its xxh3-64. A blob is written once (copy-on-write) and never modified in place.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlobPtr {
+    /// First block.
+    pub block: u64,
+    /// Length in bytes.
+    pub len: u32,
+    /// xxh3-64 of the bytes.
+    pub hash: u64,
+}
+
+impl BlobPtr {
+    /// Blocks the blob occupies.
+    pub fn blocks(&self) -> u64 {
+        u64::from(self.len).div_ceil(PAGE)
+    }
+
+    /// The pointer for `bytes` written at `block`.
+    pub fn of(block: u64, bytes: &[u8]) -> Result<BlobPtr, &'static str> {
+        let len = u32::try_from(bytes.len()).map_err(|_| "catalog blob larger than 4 GiB")?;
+        Ok(BlobPtr {
+            block,
+            len,
+            hash: xxh3_64(bytes),
+        })
+    }
+
+    fn put(&self, b: &mut Vec<u8>) {
+        put_u64(b, self.block);
+        put_u32(b, self.len);
+        put_u64(b, self.hash);
+    }
+
+    fn get(r: &mut Reader<'_>) -> Option<BlobPtr> {
+        Some(BlobPtr {
+            block: r.u64()?,
+            len: r.u32()?,
+            hash: r.u64()?,
+        })
+    }
+}
+
+/// Encoded size of a [`BlobPtr`] with its key.
+const KEYED_PTR: usize = 8 + 20;
+
+/// The directory: where each entry chunk is. Key: chunk index (`file id / 64`).
+pub fn encode_directory(chunks: &[(u64, BlobPtr)]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(8 + chunks.len() * KEYED_PTR);
+    b.extend_from_slice(&DIR_MAGIC);
+    put_u32(&mut b, n32(chunks.len()));
+    for (k, p) in chunks {
+        put_u64(&mut b, *k);
+        p.put(&mut b);
+    }
+    b
+}
+
+/// Decodes the directory; chunk indices strictly increase.
+pub fn decode_directory(blob: &[u8]) -> Result<Vec<(u64, BlobPtr)>, &'static str> {
+    let mut r = Reader::new(blob);
+    if r.bytes(4) != Some(&DIR_MAGIC[..]) {
+        return Err("bad directory magic");
+    }
+    let n = r.u32().ok_or("truncated directory")? as usize;
+    if n > r.left() / KEYED_PTR {
+        return Err("directory count exceeds blob");
+    }
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let k = r.u64().ok_or("truncated directory")?;
+        let p = BlobPtr::get(&mut r).ok_or("truncated directory")?;
+        if out.last().is_some_and(|(prev, _)| *prev >= k) {
+            return Err("directory chunks out of order");
+        }
+        out.push((k, p));
+    }
+    if !r.done() {
+        return Err("trailing bytes after directory");
+    }
+    Ok(out)
+}
+
+/// How one file's contents are stored at a checkpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CatalogEntry {
+pub enum Contents {
+    /// In home blocks described by map chunks: `(chunk index, blob)`, chunk index increasing.
+    Blocks(Vec<(u64, BlobPtr)>),
+    /// All bytes inline (at most [`INLINE_MAX`]; the length equals the file size).
+    Inline(Vec<u8>),
+}
+
+/// One file's record in an entry chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
     /// Stable id (never reused within a volume).
     pub id: u64,
     /// Name.
     pub name: String,
     /// Length in bytes.
     pub size: u64,
-    /// Runs of pages stored in consecutive blocks. Pages in no run are holes (zeros).
-    pub runs: Vec<Run>,
+    /// Where the bytes are.
+    pub contents: Contents,
 }
 
-/// Pages `first_page..first_page+hashes.len()` live in blocks `first_block..`; `hashes[i]` is
-/// the xxh3-64 of the full 4 KiB block holding page `first_page + i`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Run {
-    /// First page index.
-    pub first_page: u64,
-    /// First block index in the data file.
-    pub first_block: u64,
-    /// One hash per page of the run.
-    pub hashes: Vec<u64>,
-}
-
-/// Encodes the catalog blob.
-pub fn encode_catalog(entries: &[CatalogEntry]) -> Vec<u8> {
+/// An entry chunk: the records of files with ids in `[chunk·64, chunk·64 + 64)`, id increasing.
+pub fn encode_entry_chunk(chunk: u64, entries: &[&Entry]) -> Vec<u8> {
     let mut b = Vec::with_capacity(16 + entries.len() * 64);
-    b.extend_from_slice(&CATALOG_MAGIC);
-    b.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+    b.extend_from_slice(&ENTRY_MAGIC);
+    put_u64(&mut b, chunk);
+    put_u32(&mut b, n32(entries.len()));
     for e in entries {
-        b.extend_from_slice(&e.id.to_le_bytes());
-        b.extend_from_slice(&e.size.to_le_bytes());
+        put_u64(&mut b, e.id);
+        put_u64(&mut b, e.size);
         // Names are at most MAX_NAME_LEN bytes (checked on create/rename), so they fit a u16.
-        let name_len = u16::try_from(e.name.len()).unwrap_or(u16::MAX);
-        b.extend_from_slice(&name_len.to_le_bytes());
+        put_u16(&mut b, u16::try_from(e.name.len()).unwrap_or(u16::MAX));
         b.extend_from_slice(e.name.as_bytes());
-        b.extend_from_slice(&(e.runs.len() as u64).to_le_bytes());
-        for run in &e.runs {
-            b.extend_from_slice(&run.first_page.to_le_bytes());
-            b.extend_from_slice(&run.first_block.to_le_bytes());
-            b.extend_from_slice(&(run.hashes.len() as u64).to_le_bytes());
-            for h in &run.hashes {
-                b.extend_from_slice(&h.to_le_bytes());
+        match &e.contents {
+            Contents::Blocks(chunks) => {
+                b.push(0);
+                put_u32(&mut b, n32(chunks.len()));
+                for (k, p) in chunks {
+                    put_u64(&mut b, *k);
+                    p.put(&mut b);
+                }
+            }
+            Contents::Inline(bytes) => {
+                b.push(1);
+                put_u32(&mut b, n32(bytes.len()));
+                b.extend_from_slice(bytes);
             }
         }
     }
     b
 }
 
-/// Decodes the catalog blob; the error names what is wrong. An empty blob is an empty
-/// catalog (a new volume's superblock points at no catalog).
-pub fn decode_catalog(blob: &[u8]) -> Result<Vec<CatalogEntry>, &'static str> {
-    if blob.is_empty() {
-        return Ok(Vec::new());
-    }
+/// Decodes an entry chunk; checks ids belong to `chunk` and increase.
+pub fn decode_entry_chunk(chunk: u64, blob: &[u8]) -> Result<Vec<Entry>, &'static str> {
     let mut r = Reader::new(blob);
-    if r.bytes(4) != Some(&CATALOG_MAGIC[..]) {
-        return Err("bad catalog magic");
+    if r.bytes(4) != Some(&ENTRY_MAGIC[..]) {
+        return Err("bad entry chunk magic");
     }
-    let n = r.u64().ok_or("truncated catalog")?;
-    let mut out = Vec::new();
+    if r.u64() != Some(chunk) {
+        return Err("entry chunk index mismatch");
+    }
+    let n = r.u32().ok_or("truncated entry chunk")? as usize;
+    // Every entry takes at least 23 bytes.
+    if n > r.left() / 23 {
+        return Err("entry count exceeds chunk");
+    }
+    let mut out: Vec<Entry> = Vec::with_capacity(n);
     for _ in 0..n {
-        let id = r.u64().ok_or("truncated catalog entry")?;
-        let size = r.u64().ok_or("truncated catalog entry")?;
-        let name_len = r.u16().ok_or("truncated catalog entry")? as usize;
-        if name_len > MAX_NAME_LEN {
-            return Err("catalog name too long");
+        let id = r.u64().ok_or("truncated entry")?;
+        if id / ENTRY_CHUNK_FILES != chunk || out.last().is_some_and(|e| e.id >= id) {
+            return Err("entry id outside its chunk or out of order");
         }
-        let name = std::str::from_utf8(r.bytes(name_len).ok_or("truncated catalog name")?)
-            .map_err(|_| "catalog name is not UTF-8")?
+        let size = r.u64().ok_or("truncated entry")?;
+        let name_len = r.u16().ok_or("truncated entry")? as usize;
+        if name_len == 0 || name_len > MAX_NAME_LEN {
+            return Err("entry name length out of range");
+        }
+        let name = std::str::from_utf8(r.bytes(name_len).ok_or("truncated entry name")?)
+            .map_err(|_| "entry name is not UTF-8")?
             .to_owned();
-        let nruns = r.u64().ok_or("truncated catalog entry")?;
-        // Bound every count by the bytes left, so a corrupt count cannot make us allocate.
-        let left = (blob.len() - r.pos()) as u64;
-        if nruns > left / 24 {
-            return Err("catalog run count exceeds blob");
-        }
-        let mut runs = Vec::with_capacity(usize::try_from(nruns).unwrap_or(0));
-        for _ in 0..nruns {
-            let first_page = r.u64().ok_or("truncated catalog run")?;
-            let first_block = r.u64().ok_or("truncated catalog run")?;
-            let count = r.u64().ok_or("truncated catalog run")?;
-            let left = (blob.len() - r.pos()) as u64;
-            if count == 0 || count > left / 8 {
-                return Err("catalog run length out of range");
+        let contents = match r.u8().ok_or("truncated entry")? {
+            0 => {
+                let k = r.u32().ok_or("truncated entry")? as usize;
+                if k > r.left() / KEYED_PTR {
+                    return Err("map chunk count exceeds entry chunk");
+                }
+                let mut chunks: Vec<(u64, BlobPtr)> = Vec::with_capacity(k);
+                for _ in 0..k {
+                    let idx = r.u64().ok_or("truncated entry")?;
+                    let p = BlobPtr::get(&mut r).ok_or("truncated entry")?;
+                    if chunks.last().is_some_and(|(prev, _)| *prev >= idx) {
+                        return Err("map chunks out of order");
+                    }
+                    chunks.push((idx, p));
+                }
+                Contents::Blocks(chunks)
             }
-            let mut hashes = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
-            for _ in 0..count {
-                hashes.push(r.u64().ok_or("truncated catalog run")?);
+            1 => {
+                let len = r.u32().ok_or("truncated entry")?;
+                if u64::from(len) != size || u64::from(len) > INLINE_MAX {
+                    return Err("inline length does not match the size");
+                }
+                Contents::Inline(
+                    r.bytes(len as usize)
+                        .ok_or("truncated inline data")?
+                        .to_vec(),
+                )
             }
-            runs.push(Run {
-                first_page,
-                first_block,
-                hashes,
-            });
-        }
-        out.push(CatalogEntry {
+            _ => return Err("unknown entry contents kind"),
+        };
+        out.push(Entry {
             id,
             name,
             size,
-            runs,
+            contents,
         });
     }
-    if r.pos() != blob.len() {
-        return Err("trailing bytes after catalog");
+    if !r.done() {
+        return Err("trailing bytes after entry chunk");
     }
     Ok(out)
 }
 
-/// Hash of a catalog blob, as stored in the superblock.
-pub fn catalog_hash(blob: &[u8]) -> u64 {
-    xxh3_64(blob)
+/// A run of a map chunk: pages `first..first+hashes.len()` (offsets within the chunk) live in
+/// blocks `block..`; `hashes[i]` is the xxh3-64 of the whole 4 KiB block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// First page, as an offset within the chunk (0..256).
+    pub first: u16,
+    /// First block.
+    pub block: u64,
+    /// One hash per page.
+    pub hashes: Vec<u64>,
 }
 
-/// What a log frame records. Frames of one transaction are followed by a `Commit` frame;
-/// recovery applies a transaction only if its commit frame is valid.
+/// A map chunk: where pages `[chunk·256, chunk·256 + 256)` of file `file` live. Pages in no
+/// run are holes (zeros). Runs are ordered and do not overlap.
+pub fn encode_map_chunk(file: u64, chunk: u64, runs: &[Run]) -> Vec<u8> {
+    let n: usize = runs.iter().map(|r| 12 + 8 * r.hashes.len()).sum();
+    let mut b = Vec::with_capacity(24 + n);
+    b.extend_from_slice(&MAP_MAGIC);
+    put_u64(&mut b, file);
+    put_u64(&mut b, chunk);
+    put_u32(&mut b, n32(runs.len()));
+    for run in runs {
+        put_u16(&mut b, run.first);
+        put_u16(&mut b, u16::try_from(run.hashes.len()).unwrap_or(u16::MAX));
+        put_u64(&mut b, run.block);
+        for h in &run.hashes {
+            put_u64(&mut b, *h);
+        }
+    }
+    b
+}
+
+/// Decodes a map chunk of `file`, index `chunk`.
+pub fn decode_map_chunk(file: u64, chunk: u64, blob: &[u8]) -> Result<Vec<Run>, &'static str> {
+    let mut r = Reader::new(blob);
+    if r.bytes(4) != Some(&MAP_MAGIC[..]) {
+        return Err("bad map chunk magic");
+    }
+    if r.u64() != Some(file) || r.u64() != Some(chunk) {
+        return Err("map chunk belongs to another file or index");
+    }
+    let n = r.u32().ok_or("truncated map chunk")? as usize;
+    if n > r.left() / 20 {
+        return Err("run count exceeds map chunk");
+    }
+    let mut runs: Vec<Run> = Vec::with_capacity(n);
+    let mut next_free = 0u64;
+    for _ in 0..n {
+        let first = r.u16().ok_or("truncated run")?;
+        let count = r.u16().ok_or("truncated run")?;
+        let block = r.u64().ok_or("truncated run")?;
+        let end = u64::from(first) + u64::from(count);
+        if count == 0 || u64::from(first) < next_free || end > MAP_CHUNK_PAGES {
+            return Err("map chunk run out of range or overlapping");
+        }
+        next_free = end;
+        if usize::from(count) > r.left() / 8 {
+            return Err("truncated run hashes");
+        }
+        let hashes = (0..count).map(|_| r.u64().unwrap_or(0)).collect();
+        runs.push(Run {
+            first,
+            block,
+            hashes,
+        });
+    }
+    if !r.done() {
+        return Err("trailing bytes after map chunk");
+    }
+    Ok(runs)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Log frames
+// ---------------------------------------------------------------------------------------------
+
+/// What a log frame records. A file's frames take effect when a later `Commit` frame lists the
+/// file (or lists no file, meaning all files with frames not yet committed); an `Abort` frame
+/// drops a file's frames written since its last commit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum FrameKind {
@@ -274,11 +521,18 @@ pub enum FrameKind {
     Delete = 3,
     /// Set the length of `file_id` to `arg` (shrinking drops pages; growing adds zeros).
     SetLen = 4,
-    /// Full image of page `arg` of `file_id` (payload: the page's bytes, at most a page; the
-    /// rest of the page is zero).
+    /// Image of page `arg` of `file_id` (payload: the page's bytes up to the file's end, at
+    /// most a page; the rest of the page is zero).
     Page = 5,
-    /// End of transaction number `arg`.
+    /// Commit number `arg` of the files listed in the payload (u64 ids), or of every file with
+    /// uncommitted frames if the payload is empty.
     Commit = 6,
+    /// The files listed in the payload (u64 ids) roll back: their uncommitted frames are void.
+    Abort = 7,
+    /// First frame of the epoch after checkpoint `arg` (written when the log is cut at a
+    /// checkpoint, so an epoch is never empty on disk and mount can tell which epoch the log
+    /// belongs to even after a clean close).
+    Epoch = 8,
 }
 
 impl FrameKind {
@@ -290,8 +544,19 @@ impl FrameKind {
             4 => FrameKind::SetLen,
             5 => FrameKind::Page,
             6 => FrameKind::Commit,
+            7 => FrameKind::Abort,
+            8 => FrameKind::Epoch,
             _ => return None,
         })
+    }
+
+    fn max_payload(self) -> usize {
+        match self {
+            FrameKind::Page => PAGE_SIZE,
+            FrameKind::Create | FrameKind::Rename => MAX_NAME_LEN,
+            FrameKind::Commit | FrameKind::Abort => MAX_ID_LIST * 8,
+            FrameKind::Delete | FrameKind::SetLen | FrameKind::Epoch => 0,
+        }
     }
 }
 
@@ -300,47 +565,46 @@ impl FrameKind {
 pub struct FrameHeader {
     /// What the frame records.
     pub kind: FrameKind,
-    /// Logical file the frame is about (0 for commits).
+    /// Logical file the frame is about (0 for commits and aborts).
     pub file_id: u64,
-    /// Page index, new length, or transaction sequence number, by kind.
+    /// Page index, new length, or commit sequence number, by kind.
     pub arg: u64,
     /// Payload bytes following the header.
     pub payload_len: u32,
     /// Chained hash over this header (without the hash field) and payload, seeded with the
-    /// previous frame's hash (the log salt for the first frame of an epoch).
+    /// previous frame's hash (the epoch's log salt for the first frame).
     pub chain: u64,
 }
 
-/// Appends one frame to `out` and returns its chain hash (the seed for the next frame).
-/// `session` is a random nonce of the current mount (see `decode_frame`).
+/// Appends one frame to `out` and returns its chain hash (the seed of the next frame).
+/// `session` is a random nonce of the current mount: a frame written after a remount differs
+/// from a stale frame of an earlier mount even when the content is the same, so a lost commit
+/// that the application redoes byte for byte cannot re-chain into stale frames beyond it.
 #[allow(clippy::too_many_arguments)]
 pub fn encode_frame(
     out: &mut Vec<u8>,
     salt: u64,
-    session: u32,
+    session: u64,
     prev_chain: u64,
     kind: FrameKind,
     file_id: u64,
     arg: u64,
     payload: &[u8],
 ) -> u64 {
+    debug_assert!(payload.len() <= kind.max_payload());
     let start = out.len();
     out.extend_from_slice(&FRAME_MAGIC);
     out.push(kind as u8);
     out.extend_from_slice(&[0; 3]);
-    out.extend_from_slice(&salt.to_le_bytes());
-    out.extend_from_slice(&file_id.to_le_bytes());
-    out.extend_from_slice(&arg.to_le_bytes());
-    // Payloads are names (<= MAX_NAME_LEN) or page images (<= PAGE_SIZE): they fit a u32.
-    debug_assert!(payload.len() <= PAGE_SIZE);
-    out.extend_from_slice(
-        &u32::try_from(payload.len())
-            .unwrap_or(u32::MAX)
-            .to_le_bytes(),
-    );
-    out.extend_from_slice(&session.to_le_bytes());
+    // Payloads are bounded by max_payload (<= 4 KiB): they fit a u32.
+    put_u32(out, n32(payload.len()));
+    put_u32(out, 0);
+    put_u64(out, salt);
+    put_u64(out, file_id);
+    put_u64(out, arg);
+    put_u64(out, session);
     let chain = frame_hash(prev_chain, &out[start..start + FRAME_HEADER - 8], payload);
-    out.extend_from_slice(&chain.to_le_bytes());
+    put_u64(out, chain);
     out.extend_from_slice(payload);
     chain
 }
@@ -355,37 +619,51 @@ fn frame_hash(prev_chain: u64, header: &[u8], payload: &[u8]) -> u64 {
     h.digest()
 }
 
-/// Decodes the frame at the start of `buf` if it is a valid continuation of the chain:
-/// right magic and salt, known kind, payload present, chain hash matching. `None` ends the log.
-pub fn decode_frame(buf: &[u8], salt: u64, prev_chain: u64) -> Option<(FrameHeader, &[u8])> {
+/// Why a frame does not continue the chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameEnd {
+    /// Fewer bytes than a header or its payload: read more, or the log ends here.
+    Short,
+    /// The bytes are not a frame of this chain (the valid log ends here).
+    Invalid,
+}
+
+/// Decodes the frame at the start of `buf` if it continues the chain: right magic and salt,
+/// known kind, payload present and within its kind's bound, chain hash matching.
+pub fn decode_frame(
+    buf: &[u8],
+    salt: u64,
+    prev_chain: u64,
+) -> Result<(FrameHeader, &[u8]), FrameEnd> {
+    if buf.len() < FRAME_HEADER {
+        return Err(FrameEnd::Short);
+    }
     let mut r = Reader::new(buf);
-    if r.bytes(4)? != FRAME_MAGIC {
-        return None;
+    if r.bytes(4) != Some(&FRAME_MAGIC[..]) {
+        return Err(FrameEnd::Invalid);
     }
-    let kind = FrameKind::from_u8(r.bytes(4)?[0])?;
-    if r.u64()? != salt {
-        return None;
+    let kind = r
+        .u8()
+        .and_then(FrameKind::from_u8)
+        .ok_or(FrameEnd::Invalid)?;
+    let _pad = r.bytes(3);
+    let payload_len = r.u32().ok_or(FrameEnd::Invalid)?;
+    let _reserved = r.u32();
+    if r.u64() != Some(salt) {
+        return Err(FrameEnd::Invalid);
     }
-    let file_id = r.u64()?;
-    let arg = r.u64()?;
-    let payload_len = r.u32()?;
-    // The session nonce is not checked, only hashed: it makes frames written after a
-    // remount differ from stale frames of an earlier mount, even for identical content.
-    let _session = r.u32()?;
-    let chain = r.u64()?;
-    let max = match kind {
-        FrameKind::Page => PAGE_SIZE,
-        FrameKind::Create | FrameKind::Rename => MAX_NAME_LEN,
-        _ => 0,
-    };
-    if payload_len as usize > max {
-        return None;
+    let file_id = r.u64().ok_or(FrameEnd::Invalid)?;
+    let arg = r.u64().ok_or(FrameEnd::Invalid)?;
+    let _session = r.u64();
+    let chain = r.u64().ok_or(FrameEnd::Invalid)?;
+    if payload_len as usize > kind.max_payload() {
+        return Err(FrameEnd::Invalid);
     }
-    let payload = r.bytes(payload_len as usize)?;
+    let payload = r.bytes(payload_len as usize).ok_or(FrameEnd::Short)?;
     if frame_hash(prev_chain, &buf[..FRAME_HEADER - 8], payload) != chain {
-        return None;
+        return Err(FrameEnd::Invalid);
     }
-    Some((
+    Ok((
         FrameHeader {
             kind,
             file_id,
@@ -397,36 +675,85 @@ pub fn decode_frame(buf: &[u8], salt: u64, prev_chain: u64) -> Option<(FrameHead
     ))
 }
 
-/// The salt of the log epoch after checkpoint `generation`: distinct per generation and per
-/// volume (mixed with the volume's creation salt).
-pub fn epoch_salt(volume_salt: u64, generation: u64) -> u64 {
-    xxh3_64_with_seed(&generation.to_le_bytes(), volume_salt)
+/// How many bytes the frame at the start of `buf` needs to be decoded: the header, or the
+/// header and its declared payload (bounded by the largest payload of any kind).
+pub fn frame_needs(buf: &[u8]) -> usize {
+    if buf.len() < FRAME_HEADER {
+        return FRAME_HEADER;
+    }
+    let len = u32::from_le_bytes([buf[8], buf[9], buf[10], buf[11]]) as usize;
+    FRAME_HEADER + len.min(MAX_ID_LIST * 8)
+}
+
+/// Encodes a list of file ids (commit and abort payloads).
+pub fn encode_ids(ids: &[u64]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(ids.len() * 8);
+    for id in ids {
+        put_u64(&mut b, *id);
+    }
+    b
+}
+
+/// Decodes a list of file ids.
+pub fn decode_ids(payload: &[u8]) -> Result<Vec<u64>, &'static str> {
+    if !payload.len().is_multiple_of(8) {
+        return Err("id list length is not a multiple of 8");
+    }
+    Ok(payload
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn superblock_round_trip_and_corruption() {
-        let sb = Superblock {
+    fn sb() -> Superblock {
+        Superblock {
             generation: 7,
-            log_salt: 99,
-            catalog_block: 2,
-            catalog_len: 12,
-            catalog_hash: 5,
+            volume_salt: 99,
+            directory: BlobPtr {
+                block: 2,
+                len: 12,
+                hash: 5,
+            },
             next_file_id: 3,
             next_txn_seq: 40,
             block_count: 10,
-        };
-        let enc = sb.encode();
-        assert_eq!(Superblock::decode(&enc), Ok(Some(sb)));
-        assert_eq!(Superblock::decode(&vec![0; PAGE_SIZE]), Ok(None));
+        }
+    }
+
+    #[test]
+    fn superblock_round_trip_and_corruption() {
+        let enc = sb().encode();
+        assert_eq!(Superblock::decode(&enc), Slot::Valid(sb()));
+        assert_eq!(Superblock::decode(&vec![0; PAGE_SIZE]), Slot::Empty);
         for i in 0..SUPER_LEN {
             let mut bad = enc.clone();
             bad[i] ^= 0x40;
-            assert!(Superblock::decode(&bad).is_err(), "flip at {i} accepted");
+            assert!(
+                matches!(Superblock::decode(&bad), Slot::Invalid(_)),
+                "flip at {i} accepted: {:?}",
+                Superblock::decode(&bad)
+            );
         }
+    }
+
+    #[test]
+    fn other_versions_are_unsupported_not_corrupt() {
+        // A version-1 superblock: same layout, version 1, valid checksum.
+        let mut v1 = sb().encode();
+        v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let h = xxh3_64(&v1[..80]);
+        v1[80..88].copy_from_slice(&h.to_le_bytes());
+        assert_eq!(Superblock::decode(&v1), Slot::Unsupported(1));
+        // A future version that keeps the checksum contract.
+        let mut v9 = sb().encode();
+        v9[8..12].copy_from_slice(&9u32.to_le_bytes());
+        let h = xxh3_64(&v9[..80]);
+        v9[80..88].copy_from_slice(&h.to_le_bytes());
+        assert_eq!(Superblock::decode(&v9), Slot::Unsupported(9));
     }
 
     #[test]
@@ -435,50 +762,91 @@ mod tests {
         let c1 = encode_frame(&mut log, 5, 9, 5, FrameKind::Create, 1, 0, b"a.db");
         let first_len = log.len();
         let c2 = encode_frame(&mut log, 5, 9, c1, FrameKind::Page, 1, 0, &[7; 100]);
-        // Same content in another session hashes differently.
         let mut other = Vec::new();
         let d1 = encode_frame(&mut other, 5, 10, 5, FrameKind::Create, 1, 0, b"a.db");
-        assert_ne!(c1, d1);
+        assert_ne!(c1, d1, "the session nonce is hashed");
         let (h1, p1) = decode_frame(&log, 5, 5).expect("first frame");
         assert_eq!((h1.kind, p1), (FrameKind::Create, &b"a.db"[..]));
         let (h2, p2) = decode_frame(&log[first_len..], 5, h1.chain).expect("second frame");
         assert_eq!((h2.kind, h2.chain, p2.len()), (FrameKind::Page, c2, 100));
-        // Wrong salt, wrong seed, or any flipped byte ends the chain.
-        assert!(decode_frame(&log, 6, 5).is_none());
-        assert!(decode_frame(&log[first_len..], 5, 5).is_none());
+        assert_eq!(decode_frame(&log, 6, 5), Err(FrameEnd::Invalid));
+        assert_eq!(
+            decode_frame(&log[first_len..], 5, 5),
+            Err(FrameEnd::Invalid)
+        );
         for i in first_len..log.len() {
             let mut bad = log.clone();
             bad[i] ^= 1;
             assert!(
-                decode_frame(&bad[first_len..], 5, c1).is_none(),
+                decode_frame(&bad[first_len..], 5, c1).is_err(),
                 "flip at {i}"
             );
         }
-        // A torn frame (prefix only) is rejected.
-        assert!(decode_frame(&log[first_len..log.len() - 1], 5, c1).is_none());
+        assert_eq!(
+            decode_frame(&log[first_len..log.len() - 1], 5, c1),
+            Err(FrameEnd::Short)
+        );
     }
 
     #[test]
-    fn catalog_round_trip() {
-        let entries = vec![CatalogEntry {
-            id: 4,
+    fn catalog_blobs_round_trip_and_reject_damage() {
+        let dir = vec![
+            (0, BlobPtr::of(9, b"x").unwrap()),
+            (3, BlobPtr::of(11, b"y").unwrap()),
+        ];
+        let blob = encode_directory(&dir);
+        assert_eq!(decode_directory(&blob), Ok(dir));
+        assert!(decode_directory(&blob[..blob.len() - 1]).is_err());
+
+        let a = Entry {
+            id: 64,
             name: "x/y.db".into(),
             size: 9000,
-            runs: vec![
-                Run {
-                    first_page: 0,
-                    first_block: 2,
-                    hashes: vec![1, 2],
-                },
-                Run {
-                    first_page: 2,
-                    first_block: 9,
-                    hashes: vec![3],
-                },
-            ],
-        }];
-        let blob = encode_catalog(&entries);
-        assert_eq!(decode_catalog(&blob), Ok(entries));
-        assert!(decode_catalog(&blob[..blob.len() - 1]).is_err());
+            contents: Contents::Blocks(vec![(0, BlobPtr::of(4, b"m").unwrap())]),
+        };
+        let b = Entry {
+            id: 70,
+            name: "small".into(),
+            size: 3,
+            contents: Contents::Inline(vec![1, 2, 3]),
+        };
+        let blob = encode_entry_chunk(1, &[&a, &b]);
+        assert_eq!(decode_entry_chunk(1, &blob), Ok(vec![a.clone(), b.clone()]));
+        assert!(decode_entry_chunk(2, &blob).is_err(), "wrong chunk index");
+        assert!(decode_entry_chunk(1, &blob[..blob.len() - 2]).is_err());
+
+        let runs = vec![
+            Run {
+                first: 0,
+                block: 2,
+                hashes: vec![1, 2],
+            },
+            Run {
+                first: 5,
+                block: 9,
+                hashes: vec![3],
+            },
+        ];
+        let blob = encode_map_chunk(64, 0, &runs);
+        assert_eq!(decode_map_chunk(64, 0, &blob), Ok(runs.clone()));
+        assert!(decode_map_chunk(65, 0, &blob).is_err(), "wrong file");
+        let overlapping = vec![
+            runs[0].clone(),
+            Run {
+                first: 1,
+                ..runs[1].clone()
+            },
+        ];
+        let blob = encode_map_chunk(64, 0, &overlapping);
+        assert!(decode_map_chunk(64, 0, &blob).is_err());
+    }
+
+    #[test]
+    fn hostile_counts_do_not_allocate() {
+        // A directory claiming 2^32-1 chunks in a 10-byte blob is rejected before allocating.
+        let mut blob = DIR_MAGIC.to_vec();
+        blob.extend_from_slice(&u32::MAX.to_le_bytes());
+        blob.extend_from_slice(&[0; 2]);
+        assert_eq!(decode_directory(&blob), Err("directory count exceeds blob"));
     }
 }

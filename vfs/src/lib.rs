@@ -33,5 +33,6 @@ pub mod web;
 
 pub use error::{Error, Result};
 pub use volume::{
-    BufferMode, Durability, FileId, Metadata, Volume, VolumeOptions, VolumeStats, MAX_FILE_SIZE,
+    BufferMode, Durability, FileId, IntegrityProblem, IntegrityReport, Metadata, Scope, SyncLevel,
+    Volume, VolumeOptions, VolumeStats, MAX_FILE_SIZE,
 };

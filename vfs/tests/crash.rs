@@ -113,6 +113,7 @@ impl Config {
             write_buffer_bytes: 8 << 10,
             max_flush_delay: self.delay,
             checkpoint_on_close: self.checkpoint_on_close,
+            ..VolumeOptions::default()
         }
     }
 
@@ -254,7 +255,11 @@ fn run_with(
         "initial mount"
     );
     let mut model = start;
+    let trace = std::env::var_os("CRASH_TRACE").is_some();
     for (i, op) in ops.iter().enumerate() {
+        if trace {
+            eprintln!("  [{}] op {i}: {op:?}", storage.counts().mutations - before);
+        }
         if op.commits() {
             out.history.push(model.clone());
             out.resume_at.push(i + 1);
@@ -894,11 +899,10 @@ fn flush_after_process_crash_makes_recovered_commits_durable() {
     );
 }
 
-/// A checkpoint's last data flush fails (the superblock is written but not durable); the
-/// volume is poisoned, the application remounts (the new superblock is visible) and makes a
-/// Strict commit, acknowledged. A power loss must keep every acknowledged commit — today the
-/// superblock write is lost, the old one points at a log epoch that the new commit overwrote,
-/// and both the pre-checkpoint and the new commit are gone.
+/// The checkpoint's last flush (after its superblock write) fails: the checkpoint is installed,
+/// and the data file is flushed again before the new epoch's log is written. A Strict commit
+/// made right after, on the same volume, and the commit before the checkpoint, must both
+/// survive a power loss — whether or not the new superblock reached the disk.
 #[test]
 fn strict_commits_after_failed_checkpoint_flush_survive_power_loss() {
     let opts = VolumeOptions::default(); // Strict
@@ -907,7 +911,7 @@ fn strict_commits_after_failed_checkpoint_flush_survive_power_loss() {
     let a = v.create("a").unwrap();
     v.write(a, 0, b"A").unwrap();
     v.commit().unwrap(); // acknowledged, durable
-                         // Second flush of the data file from now (the superblock's) fails.
+                         // The second flush of the data file from now (the superblock's) fails.
     st.inject(opfs_vfs::storage::Fault {
         op: opfs_vfs::storage::FaultOp::Flush,
         file: Some(PhysicalFileId::Data),
@@ -919,11 +923,11 @@ fn strict_commits_after_failed_checkpoint_flush_survive_power_loss() {
         }),
         sticky: false,
     });
-    let e = v.checkpoint().unwrap_err();
-    assert!(matches!(e, Error::Io { .. }), "{e:?}");
-    assert!(matches!(v.commit(), Err(Error::Poisoned { .. })));
-    let st = v.into_storage_unflushed();
-    let mut v = Volume::mount(st.clone(), opts).unwrap();
+    v.checkpoint().unwrap();
+    assert!(
+        v.poisoned().is_none(),
+        "a failed flush after the superblock write does not poison"
+    );
     let b = v.create("b").unwrap();
     v.write(b, 0, b"B").unwrap();
     v.commit().unwrap(); // acknowledged, Strict
@@ -931,6 +935,7 @@ fn strict_commits_after_failed_checkpoint_flush_survive_power_loss() {
     for (label, img) in [
         ("drop-all", st.crash(0, CrashMode::DropAll)),
         ("keep-all", st.crash(0, CrashMode::KeepAll)),
+        ("random", st.crash(7, CrashMode::Random)),
     ] {
         assert_eq!(
             read_file(img.clone(), "a").as_deref(),
@@ -950,12 +955,14 @@ fn strict_commits_after_failed_checkpoint_flush_survive_power_loss() {
 // ---------------------------------------------------------------------------------------------
 
 /// One fault-injection case: a random workload where, after a random number of successful
-/// calls, a write fails (quota, short write, platform error) or a flush fails (any file, or
-/// the data file only, i.e. inside a checkpoint). The failing call must report the right
-/// error (`OutOfSpace` for quota and short writes, `Io` otherwise) and poison the volume.
-/// Then, with the fault gone: every power-loss image, and a remount of the storage as it is
-/// (a process restart), show some commit at or after the last durable one; and a Strict
-/// commit made after that remount survives a power loss.
+/// calls, a write fails (a full quota: every growing write from then on; a short write; a
+/// platform error) or a flush fails (any file, or the data file only, i.e. inside a
+/// checkpoint). The failing call must report the right error (`OutOfSpace` for quota and
+/// short writes, `Io` or `CommitUnknown` otherwise); the volume is poisoned only when an
+/// outcome is unknown. Then, with the fault gone: every power-loss image, and a remount of the
+/// storage as it is (a process restart), show some commit at or after the last durable one;
+/// and a Strict commit made after that remount survives a power loss. (`tests/faults.rs`
+/// checks the exact contract at every call of a commit, a checkpoint and a mount.)
 fn fault_case(case: u64) -> Result<(), String> {
     use opfs_vfs::storage::{Fault, FaultEffect, FaultOp, StorageError};
     let mut rng = SplitMix64::new(SplitMix64::mix(0xFA17_0000, case));
@@ -973,9 +980,9 @@ fn fault_case(case: u64) -> Result<(), String> {
     let (fault, out_of_space) = match kind {
         0 => (
             Fault {
-                op: FaultOp::Write,
+                op: FaultOp::Grow,
                 file: None,
-                skip,
+                skip: skip / 2,
                 effect: FaultEffect::Fail(StorageError::QuotaExceeded {
                     message: "injected".into(),
                 }),
@@ -985,9 +992,9 @@ fn fault_case(case: u64) -> Result<(), String> {
         ),
         1 => (
             Fault {
-                op: FaultOp::Write,
+                op: FaultOp::Grow,
                 file: None,
-                skip,
+                skip: skip / 2,
                 effect: FaultEffect::ShortWrite,
                 sticky: true,
             },
@@ -1037,15 +1044,22 @@ fn fault_case(case: u64) -> Result<(), String> {
         let right = if out_of_space {
             matches!(e, Error::OutOfSpace { .. })
         } else {
-            matches!(e, Error::Io { .. })
+            // A flush that fails inside an automatic checkpoint is not the commit's failure
+            // (the commit had kept its promise): it poisons, and the next call says so.
+            matches!(e, Error::Io { .. } | Error::CommitUnknown { .. })
+                || (matches!(fault.op, FaultOp::Flush) && matches!(e, Error::Poisoned { .. }))
         };
         if !right {
             return Err(ctx(format!("{what} failed with the wrong error: {e:?}")));
         }
         if let Some(r) = &out.after_error {
-            if !matches!(r, Err(Error::Poisoned { .. })) {
+            let poisoned = matches!(r, Err(Error::Poisoned { .. }));
+            let unknown =
+                matches!(e, Error::CommitUnknown { .. }) || matches!(fault.op, FaultOp::Flush);
+            if poisoned && !unknown {
                 return Err(ctx(format!(
-                    "after {what} failed ({e}), commit answered {r:?}, not Poisoned"
+                    "after {what} failed ({e}), the volume is poisoned although nothing's \
+                     outcome was unknown"
                 )));
             }
         }
@@ -1091,7 +1105,7 @@ fn fault_case(case: u64) -> Result<(), String> {
 }
 
 #[test]
-fn storage_faults_poison_and_recover() {
+fn storage_faults_then_recover() {
     let cases = env_u64("FAULT_CASES").unwrap_or(300);
     let mut failures = Vec::new();
     for case in 0..cases {

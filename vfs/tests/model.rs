@@ -104,6 +104,7 @@ fn options(mode: BufferMode, durability: Durability) -> VolumeOptions {
         write_buffer_bytes: 8 << 10,
         max_flush_delay: std::time::Duration::from_secs(3600),
         checkpoint_on_close: true,
+        ..VolumeOptions::default()
     }
 }
 

@@ -263,13 +263,18 @@ pub enum FaultOp {
     SetLen,
     /// `len`.
     Len,
+    /// A `write_at` or `set_len` that makes the file longer: how a storage quota fails (writes
+    /// within the file's current length need no new space).
+    Grow,
     /// Any call.
     Any,
 }
 
 impl FaultOp {
-    fn matches(self, op: FaultOp) -> bool {
-        self == FaultOp::Any || self == op
+    fn matches(self, op: FaultOp, grows: bool) -> bool {
+        self == FaultOp::Any
+            || self == op
+            || (self == FaultOp::Grow && grows && matches!(op, FaultOp::Write | FaultOp::SetLen))
     }
 
     fn name(self) -> &'static str {
@@ -279,6 +284,7 @@ impl FaultOp {
             FaultOp::Flush => "flush",
             FaultOp::SetLen => "truncate",
             FaultOp::Len => "getSize",
+            FaultOp::Grow => "grow",
             FaultOp::Any => "any",
         }
     }
@@ -312,8 +318,8 @@ pub struct Fault {
 
 impl Fault {
     /// `Some(effect)` if this call should fail; updates the countdown.
-    fn hit(&mut self, op: FaultOp, file: PhysicalFileId) -> Option<FaultEffect> {
-        if !self.op.matches(op) || self.file.is_some_and(|f| f != file) {
+    fn hit(&mut self, op: FaultOp, file: PhysicalFileId, grows: bool) -> Option<FaultEffect> {
+        if !self.op.matches(op, grows) || self.file.is_some_and(|f| f != file) {
             return None;
         }
         if self.skip > 0 {
@@ -390,6 +396,16 @@ impl Shared {
     /// Bookkeeping common to every call: counts it, fires a crash point or a fault. `Ok(None)`:
     /// proceed normally.
     fn enter(&mut self, op: FaultOp, file: PhysicalFileId) -> Result<Option<FaultEffect>, Frozen> {
+        self.enter_growing(op, file, false)
+    }
+
+    /// [`Shared::enter`] for a call that may make the file longer (`grows`).
+    fn enter_growing(
+        &mut self,
+        op: FaultOp,
+        file: PhysicalFileId,
+        grows: bool,
+    ) -> Result<Option<FaultEffect>, Frozen> {
         if self.frozen {
             return Err(Frozen::Before);
         }
@@ -411,7 +427,7 @@ impl Shared {
         let mut effect = None;
         let mut i = 0;
         while i < self.faults.len() {
-            if let Some(e) = self.faults[i].hit(op, file) {
+            if let Some(e) = self.faults[i].hit(op, file, grows) {
                 if !self.faults[i].sticky {
                     self.faults.remove(i);
                 }
@@ -807,7 +823,8 @@ impl PhysicalFile for CrashFile {
             offset,
             data: data.to_vec(),
         };
-        match s.enter(FaultOp::Write, self.id) {
+        let grows = end > s.files[self.id.index()].current.len() as u64;
+        match s.enter_growing(FaultOp::Write, self.id, grows) {
             Err(Frozen::Before) => Err(power_loss(FaultOp::Write)),
             Err(Frozen::Now) => {
                 // The write was in flight when the power went out: it may or may not land.
@@ -852,7 +869,8 @@ impl PhysicalFile for CrashFile {
     fn set_len(&mut self, len: u64) -> StorageResult<()> {
         to_usize(len)?;
         let mut s = self.lock();
-        match s.enter(FaultOp::SetLen, self.id) {
+        let grows = len > s.files[self.id.index()].current.len() as u64;
+        match s.enter_growing(FaultOp::SetLen, self.id, grows) {
             Err(Frozen::Before) => Err(power_loss(FaultOp::SetLen)),
             Err(Frozen::Now) => {
                 s.record(self.id, PendingOp::SetLen { len });

@@ -1,0 +1,262 @@
+//! Sparse in-memory structures whose size follows what is stored, never the largest offset:
+//! [`HomeMap`] (page → home block, grouped like the on-disk map chunks) and [`Content`] (a
+//! resident file's bytes in 64 KiB chunks, so a growing file never reallocates one huge buffer —
+//! on wasm32 a 1 GiB `Vec` doubling to 2 GiB would need 3 GiB at once).
+
+use std::collections::BTreeMap;
+
+use crate::format::{MAP_CHUNK_PAGES, PAGE, PAGE_SIZE};
+
+/// Where a page's checkpointed image lives: a block of the data file (never 0 or 1, which are
+/// superblocks) and the xxh3-64 of the whole 4 KiB block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Home {
+    pub(crate) block: u64,
+    pub(crate) hash: u64,
+}
+
+impl Home {
+    fn is_set(&self) -> bool {
+        self.block != 0
+    }
+}
+
+/// 256 entries.
+const CHUNK: usize = 256;
+const _: () = assert!(CHUNK as u64 == MAP_CHUNK_PAGES);
+
+/// Page → [`Home`], in chunks of [`MAP_CHUNK_PAGES`] (the on-disk map chunk granularity).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct HomeMap {
+    chunks: BTreeMap<u64, (Box<[Home; CHUNK]>, u16)>,
+}
+
+fn split(page: u64) -> (u64, usize) {
+    // `page % 256` fits any usize.
+    (page / MAP_CHUNK_PAGES, (page % MAP_CHUNK_PAGES) as usize)
+}
+
+impl HomeMap {
+    pub(crate) fn get(&self, page: u64) -> Option<Home> {
+        let (c, i) = split(page);
+        self.chunks.get(&c).map(|(h, _)| h[i]).filter(Home::is_set)
+    }
+
+    /// Sets the home of `page`; returns the previous one.
+    pub(crate) fn insert(&mut self, page: u64, home: Home) -> Option<Home> {
+        debug_assert!(home.is_set());
+        let (c, i) = split(page);
+        let (h, n) = self
+            .chunks
+            .entry(c)
+            .or_insert_with(|| (Box::new([Home::default(); CHUNK]), 0));
+        let old = std::mem::replace(&mut h[i], home);
+        if old.is_set() {
+            Some(old)
+        } else {
+            *n += 1;
+            None
+        }
+    }
+
+    /// Removes every home at or beyond `from`; returns them (page order).
+    pub(crate) fn cut(&mut self, from: u64) -> Vec<(u64, Home)> {
+        let (c0, i0) = split(from);
+        let mut out = Vec::new();
+        let keys: Vec<u64> = self.chunks.range(c0..).map(|(k, _)| *k).collect();
+        for k in keys {
+            let start = if k == c0 { i0 } else { 0 };
+            let Some((h, n)) = self.chunks.get_mut(&k) else {
+                continue;
+            };
+            for (i, slot) in h.iter_mut().enumerate().skip(start) {
+                if slot.is_set() {
+                    out.push((k * MAP_CHUNK_PAGES + i as u64, *slot));
+                    *slot = Home::default();
+                    *n -= 1;
+                }
+            }
+            if *n == 0 {
+                self.chunks.remove(&k);
+            }
+        }
+        out
+    }
+
+    /// Every (page, home), in page order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, Home)> + '_ {
+        self.chunks.iter().flat_map(|(&k, (h, _))| {
+            h.iter()
+                .enumerate()
+                .filter(|(_, x)| x.is_set())
+                .map(move |(i, x)| (k * MAP_CHUNK_PAGES + i as u64, *x))
+        })
+    }
+
+    /// The (page offset within the chunk, home) pairs of chunk `chunk`.
+    pub(crate) fn chunk(&self, chunk: u64) -> impl Iterator<Item = (u16, Home)> + '_ {
+        self.chunks.get(&chunk).into_iter().flat_map(|(h, _)| {
+            h.iter()
+                .enumerate()
+                .filter(|(_, x)| x.is_set())
+                // i < 256.
+                .map(|(i, x)| (u16::try_from(i).unwrap_or(u16::MAX), *x))
+        })
+    }
+
+    /// Indices of the chunks that hold at least one home.
+    #[cfg(test)]
+    pub(crate) fn chunk_indices(&self) -> impl Iterator<Item = u64> + '_ {
+        self.chunks.keys().copied()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    /// Homes stored.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> u64 {
+        self.chunks.values().map(|(_, n)| u64::from(*n)).sum()
+    }
+}
+
+/// Bytes per content chunk.
+pub(crate) const CONTENT_CHUNK: usize = 64 << 10;
+const CONTENT_CHUNK_U64: u64 = CONTENT_CHUNK as u64;
+
+/// A resident file's bytes: `len` bytes in 64 KiB chunks; an absent chunk reads as zeros.
+/// Invariant: bytes at or beyond `len` inside a present chunk are zero.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Content {
+    chunks: Vec<Option<Box<[u8]>>>,
+    len: u64,
+}
+
+impl Content {
+    /// An empty file's contents.
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Bytes allocated.
+    pub(crate) fn heap_bytes(&self) -> u64 {
+        self.chunks.iter().flatten().count() as u64 * CONTENT_CHUNK_U64
+    }
+
+    /// Copies `buf.len()` bytes at `offset` (within `len`) into `buf`.
+    pub(crate) fn read(&self, offset: u64, buf: &mut [u8]) {
+        debug_assert!(offset + buf.len() as u64 <= self.len);
+        let mut done = 0;
+        while done < buf.len() {
+            let pos = offset + done as u64;
+            // Chunk indices are bounded by len / 64 KiB, which fits the chunk vector.
+            let c = (pos / CONTENT_CHUNK_U64) as usize;
+            let o = (pos % CONTENT_CHUNK_U64) as usize;
+            let n = (CONTENT_CHUNK - o).min(buf.len() - done);
+            match self.chunks.get(c).and_then(|x| x.as_ref()) {
+                Some(chunk) => buf[done..done + n].copy_from_slice(&chunk[o..o + n]),
+                None => buf[done..done + n].fill(0),
+            }
+            done += n;
+        }
+    }
+
+    /// Sets the length: truncating zeroes the cut bytes of the last kept chunk and drops the
+    /// chunks beyond; growing adds zeros. Fails only if the chunk vector cannot be sized
+    /// (a length beyond the address space), before changing anything.
+    pub(crate) fn set_len(&mut self, len: u64) -> Result<(), u64> {
+        let nchunks = usize::try_from(len.div_ceil(CONTENT_CHUNK_U64)).map_err(|_| len)?;
+        if len < self.len {
+            self.chunks.truncate(nchunks);
+            let tail = (len % CONTENT_CHUNK_U64) as usize;
+            if tail != 0 {
+                if let Some(Some(last)) = self.chunks.last_mut() {
+                    last[tail..].fill(0);
+                }
+            }
+        } else {
+            self.chunks.resize_with(nchunks, || None);
+        }
+        self.len = len;
+        Ok(())
+    }
+
+    /// Writes a whole page image (`PAGE_SIZE` bytes, zero beyond the file's end) at page
+    /// `page`, which lies within `len`.
+    pub(crate) fn put_page(&mut self, page: u64, img: &[u8]) {
+        debug_assert_eq!(img.len(), PAGE_SIZE);
+        let start = page * PAGE;
+        debug_assert!(start < self.len);
+        let c = (start / CONTENT_CHUNK_U64) as usize;
+        let o = (start % CONTENT_CHUNK_U64) as usize;
+        let n = usize::try_from(self.len - start).map_or(PAGE_SIZE, |l| l.min(PAGE_SIZE));
+        let chunk =
+            self.chunks[c].get_or_insert_with(|| vec![0u8; CONTENT_CHUNK].into_boxed_slice());
+        chunk[o..o + n].copy_from_slice(&img[..n]);
+    }
+
+    /// Copies `src` to `offset` (within `len`); used when loading.
+    pub(crate) fn put(&mut self, offset: u64, src: &[u8]) {
+        let mut done = 0;
+        while done < src.len() {
+            let pos = offset + done as u64;
+            let c = (pos / CONTENT_CHUNK_U64) as usize;
+            let o = (pos % CONTENT_CHUNK_U64) as usize;
+            let n = (CONTENT_CHUNK - o).min(src.len() - done);
+            let chunk =
+                self.chunks[c].get_or_insert_with(|| vec![0u8; CONTENT_CHUNK].into_boxed_slice());
+            chunk[o..o + n].copy_from_slice(&src[done..done + n]);
+            done += n;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_map_is_sparse_and_cuts() {
+        let mut m = HomeMap::default();
+        let h = |b| Home { block: b, hash: b };
+        assert_eq!(m.insert(5, h(10)), None);
+        assert_eq!(m.insert(5, h(11)), Some(h(10)));
+        // A page at 1 TiB costs one chunk, not a dense array.
+        let far = (1u64 << 40) / PAGE;
+        m.insert(far, h(12));
+        assert_eq!(m.chunk_indices().count(), 2);
+        assert_eq!(m.get(far), Some(h(12)));
+        assert_eq!(m.get(6), None);
+        assert_eq!(m.len(), 2);
+        let cut = m.cut(6);
+        assert_eq!(cut, vec![(far, h(12))]);
+        assert_eq!(m.iter().collect::<Vec<_>>(), vec![(5, h(11))]);
+        assert_eq!(m.cut(0).len(), 1);
+        assert!(m.is_empty());
+    }
+
+    #[test]
+    fn content_reads_writes_and_truncates() {
+        let mut c = Content::new();
+        c.set_len(200_000).unwrap();
+        let mut img = vec![7u8; PAGE_SIZE];
+        img[0] = 1;
+        c.put_page(16, &img); // 65,536: the start of chunk 1
+        let mut buf = vec![9u8; 10];
+        c.read(65_530, &mut buf);
+        assert_eq!(buf, [0, 0, 0, 0, 0, 0, 1, 7, 7, 7]);
+        c.put(65_535, &[3, 3]);
+        c.set_len(65_536).unwrap();
+        c.set_len(70_000).unwrap();
+        let mut buf = vec![9u8; 4];
+        c.read(65_534, &mut buf);
+        assert_eq!(buf, [0, 3, 0, 0], "bytes cut and regrown read as zeros");
+        assert!(c.heap_bytes() <= 2 * CONTENT_CHUNK as u64);
+    }
+}

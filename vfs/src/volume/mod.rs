@@ -1,0 +1,371 @@
+//! The volume: many logical files inside two physical files, with crash-consistent, atomic,
+//! failure-atomic commits. `vfs/DESIGN.md` is the specification; this module implements it.
+//!
+//! In short: every change joins an open transaction (per file, see [`state::Pending`]) that
+//! touches nothing committed; [`Volume::commit`] serializes it as frames appended to the log
+//! ([`PhysicalFileId::Log`]) followed by a commit frame — one log write, and one flush under
+//! [`Durability::Strict`] — and only then applies it. A checkpoint (log over a threshold, idle,
+//! close, or on demand) copies the newest page images to their home blocks in
+//! [`PhysicalFileId::Data`], writes the changed parts of the catalog copy-on-write, switches the
+//! superblock and starts a new log epoch. Creating, renaming, deleting and resizing a logical
+//! file only change metadata: no physical file is ever created or deleted here.
+//!
+//! Parts, each readable alone:
+//! - [`options`]: options, durability levels and the small API types;
+//! - [`maps`]: sparse page maps and resident contents;
+//! - [`state`]: a file's committed state and an open transaction's changes;
+//! - [`alloc`]: free space of the data file;
+//! - [`log`]: the log writer;
+//! - `txn`: the filesystem API's mutations, commit, rollback, deadlines;
+//! - `read`: reads, residency (Memory mode) and the Disk-mode page cache;
+//! - `recovery`: mount;
+//! - `checkpoint`: checkpoint, compaction, the catalog;
+//! - `integrity`: [`Volume::check_integrity`] and the internal invariant check.
+//!
+//! Failures: a failed call changes nothing (or, for a commit, rolls its transaction back) and
+//! the volume keeps working, except when the outcome of a write or flush is unknown and cannot
+//! be repaired: then it is *poisoned* — every later write fails with [`Error::Poisoned`], reads
+//! still work — until it is remounted, which recovers the last durable commit.
+
+mod alloc;
+mod checkpoint;
+mod integrity;
+mod log;
+mod maps;
+mod options;
+mod read;
+mod recovery;
+mod state;
+mod txn;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use web_time::Instant;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::{Error, Result};
+use crate::format::{BlobPtr, Superblock, MAX_NAME_LEN, PAGE};
+use crate::storage::{Counted, Counters, PhysicalFileId, Storage};
+
+pub use integrity::{IntegrityProblem, IntegrityReport};
+pub use options::{
+    BufferMode, Durability, FileId, Metadata, SyncLevel, VolumeOptions, VolumeStats,
+};
+
+use alloc::Allocator;
+use log::LogWriter;
+use read::PageCache;
+use state::{FileState, Pending};
+
+/// Largest logical file and offset: JavaScript numbers are exact up to 2^53.
+pub const MAX_FILE_SIZE: u64 = 1 << 53;
+
+/// Which uncommitted changes a commit or rollback takes.
+#[derive(Clone, Copy)]
+pub enum Scope<'a> {
+    /// Every file's.
+    All,
+    /// The files whose name (now, or when the transaction began) satisfies the predicate. The
+    /// SQLite VFS commits one database with its journal and WAL this way, so two connections
+    /// writing two databases of one volume never commit each other's half-done work.
+    Files(&'a dyn Fn(&str) -> bool),
+}
+
+impl std::fmt::Debug for Scope<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scope::All => f.write_str("All"),
+            Scope::Files(_) => f.write_str("Files(..)"),
+        }
+    }
+}
+
+/// The catalog as the current checkpoint has it, and what the next one must rewrite.
+#[derive(Debug, Default)]
+pub(crate) struct Catalog {
+    /// The directory blob (`len == 0`: empty catalog).
+    pub(crate) dir: BlobPtr,
+    /// Entry chunk blobs by chunk index.
+    pub(crate) entry_chunks: BTreeMap<u64, BlobPtr>,
+    /// Entry chunks whose files changed since the checkpoint.
+    pub(crate) dirty: BTreeSet<u64>,
+}
+
+/// Many logical files in a fixed set of physical files. See the module docs.
+#[derive(Debug)]
+pub struct Volume<S: Storage> {
+    pub(crate) storage: Counted<S>,
+    pub(crate) opts: VolumeOptions,
+    /// Set when the outcome of a write or flush is unknown: writes are refused, reads work.
+    pub(crate) poisoned: Option<String>,
+
+    // --- the current checkpoint ---
+    pub(crate) sb: Superblock,
+    pub(crate) catalog: Catalog,
+    pub(crate) alloc: Allocator,
+
+    // --- files ---
+    /// Committed state by file id.
+    pub(crate) files: HashMap<u64, FileState>,
+    /// The open transaction's changes by file id.
+    pub(crate) pending: BTreeMap<u64, Pending>,
+    /// Live names (after pending renames, creates and deletes).
+    pub(crate) names: HashMap<String, u64>,
+    pub(crate) next_file_id: u64,
+    /// Bytes of all staged page images.
+    pub(crate) staged_bytes: usize,
+
+    // --- log ---
+    pub(crate) log: LogWriter,
+    /// Files whose frames were written without a commit and then rolled back (or left by a
+    /// crashed session): an abort frame for them precedes the next frames written.
+    pub(crate) aborts: BTreeSet<u64>,
+    /// Whether the data file was flushed during this mount. Until it is, the superblock we
+    /// mounted may exist only in the OS cache, so the log must not be overwritten.
+    pub(crate) data_flushed: bool,
+    /// The log should be cut to its new epoch's marker once the data file is flushed.
+    pub(crate) log_truncate_pending: bool,
+    /// Physical lengths as last written or measured (data, log), for space accounting.
+    pub(crate) physical_len: [u64; 2],
+
+    // --- memory ---
+    pub(crate) cache: PageCache,
+    pub(crate) resident_bytes: u64,
+
+    // --- bookkeeping ---
+    pub(crate) last_commit_at: Option<Instant>,
+    /// After a failed checkpoint: retry once the log has grown past this.
+    pub(crate) checkpoint_retry_at: Option<u64>,
+    pub(crate) last_checkpoint_error: Option<String>,
+    pub(crate) stats: VolumeStats,
+}
+
+pub(crate) fn corrupt(what: impl Into<String>, file: PhysicalFileId, offset: u64) -> Error {
+    Error::Corrupt {
+        what: what.into(),
+        file,
+        offset,
+    }
+}
+
+pub(crate) fn check_name(name: &str) -> Result<()> {
+    let reason = if name.is_empty() {
+        "empty"
+    } else if name.len() > MAX_NAME_LEN {
+        "longer than 1024 bytes"
+    } else if name.contains('\0') {
+        "contains NUL"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidName {
+        name: name.to_owned(),
+        reason,
+    })
+}
+
+/// A random-enough 64-bit nonce: wall clock, a process-wide counter and an address, hashed.
+/// Only needs to differ between mounts of one volume, not to be unpredictable.
+pub(crate) fn nonce() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let now = web_time::SystemTime::now()
+        .duration_since(web_time::SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let local = 0u8;
+    let addr = std::ptr::addr_of!(local) as usize as u64;
+    let seed = [
+        now.to_le_bytes().as_slice(),
+        &n.to_le_bytes(),
+        &addr.to_le_bytes(),
+    ]
+    .concat();
+    xxh3_64(&seed)
+}
+
+/// A `u64` known to be small (an offset within a page or a buffer) as an index. Saturates
+/// instead of truncating, so a broken bound fails the slice check rather than reading the wrong
+/// bytes.
+pub(crate) fn ix(v: u64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
+}
+
+/// A length known to fit (a page or a list of at most 512 ids) as a `u32`; saturating.
+pub(crate) fn n32(v: usize) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+pub(crate) fn usize_of(v: u64) -> Result<usize> {
+    usize::try_from(v).map_err(|_| Error::TooLarge { value: v })
+}
+
+impl<S: Storage> Volume<S> {
+    /// Mounts the volume in `storage`, creating it if the storage is empty, and recovers the
+    /// last committed state from the log. Reads: both superblocks (one call), the catalog (a
+    /// few windowed calls, in proportion to the metadata) and the log written since the last
+    /// checkpoint (none after a clean close but its epoch marker).
+    pub fn mount(storage: S, opts: VolumeOptions) -> Result<Self> {
+        recovery::mount(storage, opts)
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Introspection
+    // ------------------------------------------------------------------------------------
+
+    /// The options the volume was mounted with.
+    pub fn options(&self) -> &VolumeOptions {
+        &self.opts
+    }
+
+    /// Physical call counters since mount.
+    pub fn counters(&self) -> Counters {
+        self.storage.counters()
+    }
+
+    /// Engine statistics.
+    pub fn stats(&self) -> VolumeStats {
+        let logical = self
+            .names
+            .values()
+            .map(|&id| self.live_size(id).unwrap_or(0))
+            .sum();
+        VolumeStats {
+            log_bytes: self.log.end(),
+            data_blocks: self.alloc.count,
+            free_blocks: self.alloc.free.len() + self.alloc.pending.len(),
+            files: self.names.len() as u64,
+            logical_bytes: logical,
+            resident_bytes: self.resident_bytes + self.cache.bytes(),
+            poisoned: self.poisoned.is_some(),
+            ..self.stats
+        }
+    }
+
+    /// Why the last checkpoint failed, if it did (the volume stays usable: the log still holds
+    /// every commit; the checkpoint is retried later).
+    pub fn last_checkpoint_error(&self) -> Option<&str> {
+        self.last_checkpoint_error.as_deref()
+    }
+
+    /// Why the volume refuses writes, if it does.
+    pub fn poisoned(&self) -> Option<&str> {
+        self.poisoned.as_deref()
+    }
+
+    /// The storage (e.g. to inspect a memory or crash backend).
+    pub fn storage(&self) -> &S {
+        self.storage.inner()
+    }
+
+    /// Mutable access to the storage, bypassing the counters (fault injection in tests).
+    pub fn storage_mut(&mut self) -> &mut S {
+        self.storage.inner_mut()
+    }
+
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        match &self.poisoned {
+            Some(cause) => Err(Error::Poisoned {
+                cause: cause.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn poison(&mut self, e: Error) -> Error {
+        if self.poisoned.is_none() {
+            self.poisoned = Some(e.to_string());
+        }
+        e
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Names and metadata (the live view: committed state overlaid with the open transaction)
+    // ------------------------------------------------------------------------------------
+
+    /// Live size of a live file.
+    pub(crate) fn live_size(&self, id: u64) -> Result<u64> {
+        match self.pending.get(&id) {
+            Some(p) if p.deleted => Err(Error::StaleId { id }),
+            Some(p) => Ok(p.size),
+            None => self
+                .files
+                .get(&id)
+                .map(|f| f.size)
+                .ok_or(Error::StaleId { id }),
+        }
+    }
+
+    fn live_name(&self, id: u64) -> Result<&str> {
+        match self.pending.get(&id) {
+            Some(p) if p.deleted => Err(Error::StaleId { id }),
+            Some(p) => Ok(&p.name),
+            None => self
+                .files
+                .get(&id)
+                .map(|f| f.name.as_str())
+                .ok_or(Error::StaleId { id }),
+        }
+    }
+
+    /// Looks a file up by name.
+    pub fn open(&self, name: &str) -> Result<FileId> {
+        self.names
+            .get(name)
+            .map(|&id| FileId(id))
+            .ok_or_else(|| Error::NotFound {
+                name: name.to_owned(),
+            })
+    }
+
+    /// Whether a file of that name exists.
+    pub fn exists(&self, name: &str) -> bool {
+        self.names.contains_key(name)
+    }
+
+    /// Name and length of a file.
+    pub fn stat(&self, name: &str) -> Result<Metadata> {
+        let id = self.open(name)?;
+        Ok(Metadata {
+            id,
+            name: name.to_owned(),
+            len: self.live_size(id.0)?,
+        })
+    }
+
+    /// Every file, sorted by name.
+    pub fn list(&self) -> Vec<Metadata> {
+        let mut v: Vec<Metadata> = self
+            .names
+            .iter()
+            .map(|(name, &id)| Metadata {
+                id: FileId(id),
+                name: name.clone(),
+                len: self.live_size(id).unwrap_or(0),
+            })
+            .collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    /// Current name of a file.
+    pub fn name_of(&self, id: FileId) -> Result<&str> {
+        self.live_name(id.0)
+    }
+
+    /// Length of a file.
+    pub fn len(&self, id: FileId) -> Result<u64> {
+        self.live_size(id.0)
+    }
+
+    /// Whether any change is not yet committed.
+    pub fn has_uncommitted(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Physical bytes in use: data file extent plus log length.
+    pub(crate) fn physical_bytes(&self) -> u64 {
+        self.alloc.count * PAGE + self.log.end().max(self.physical_len[1])
+    }
+}

@@ -1,0 +1,699 @@
+//! Mount: choose the superblock, load the catalog, replay the log.
+//!
+//! 1. Both superblock slots are read with one call. A slot of another format version is never
+//!    overwritten: [`Error::UnsupportedVersion`]. No valid slot: a volume whose creation was
+//!    interrupted (slot 1 empty, data file no longer than two blocks, empty log) is created
+//!    again; anything else is [`Error::Corrupt`].
+//! 2. The valid slot with the higher generation `g` wins. If the log's first frame belongs to
+//!    epoch `g + 1`, a newer checkpoint existed and its superblock is damaged: mounting `g`
+//!    would silently lose everything since, so mount fails with
+//!    [`Error::NewerCheckpointLost`]. If the other slot is damaged and the log does not start
+//!    with epoch `g`, every home block is verified before the state is trusted.
+//! 3. The catalog (directory → entry chunks → map chunks) is read in block order, in windows.
+//! 4. The log is read from offset 0 in growing windows, following the chain; each file's frames
+//!    take effect when a commit frame lists it.
+
+use std::collections::{BTreeMap, HashMap};
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::{Error, Result};
+use crate::format::{
+    self, decode_frame, decode_ids, BlobPtr, Contents, FrameHeader, FrameKind, Slot, Superblock,
+    ENTRY_CHUNK_FILES, FRAME_HEADER, MAP_CHUNK_PAGES, PAGE, PAGE_SIZE, SUPER_SLOTS,
+};
+use crate::storage::{read_zero_filled, Counted, PhysicalFile, PhysicalFileId, Storage};
+
+use super::alloc::{Allocator, RangeSet};
+use super::log::LogWriter;
+use super::maps::Home;
+use super::read::{PageCache, LOAD_WINDOW};
+use super::state::{pages_for, FileState, LogLoc};
+use super::{
+    check_name, corrupt, ix, nonce, usize_of, Catalog, Volume, VolumeOptions, VolumeStats,
+    MAX_FILE_SIZE,
+};
+
+/// First log window read at mount; later windows double up to [`MAX_LOG_WINDOW`].
+const FIRST_LOG_WINDOW: u64 = 64 << 10;
+const MAX_LOG_WINDOW: u64 = 8 << 20;
+
+pub(super) fn mount<S: Storage>(storage: S, opts: VolumeOptions) -> Result<Volume<S>> {
+    let mut storage = Counted::new(storage);
+    let data = PhysicalFileId::Data;
+    let log = PhysicalFileId::Log;
+    let data_len = storage
+        .file(data)
+        .len()
+        .map_err(|e| Error::from_storage(data, e))?;
+    let log_len = storage
+        .file(log)
+        .len()
+        .map_err(|e| Error::from_storage(log, e))?;
+    let mut slots = vec![0u8; 2 * PAGE_SIZE];
+    if data_len > 0 {
+        read_zero_filled(&mut storage.file(data), 0, &mut slots)
+            .map_err(|e| Error::from_storage(data, e))?;
+    }
+    let s0 = Superblock::decode(&slots[..PAGE_SIZE]);
+    let s1 = Superblock::decode(&slots[PAGE_SIZE..]);
+    for s in [&s0, &s1] {
+        if let Slot::Unsupported(found) = s {
+            return Err(Error::UnsupportedVersion {
+                found: *found,
+                supported: format::FORMAT_VERSION,
+            });
+        }
+    }
+    let valid: Vec<(u64, Superblock)> = [(0u64, &s0), (1u64, &s1)]
+        .into_iter()
+        .filter_map(|(i, s)| match s {
+            Slot::Valid(sb) => Some((i, sb.clone())),
+            _ => None,
+        })
+        .collect();
+    let Some((slot, sb)) = valid.into_iter().max_by_key(|(_, sb)| sb.generation) else {
+        // Creation writes both slots with one call and flushes; a torn creation keeps a prefix:
+        // slot 0 damaged and slot 1 empty. Nothing was ever committed then.
+        let interrupted = s1 == Slot::Empty && data_len <= 2 * PAGE && log_len == 0;
+        if interrupted {
+            return create_new(storage, opts);
+        }
+        let why = match (&s0, &s1) {
+            (Slot::Invalid(w), _) | (_, Slot::Invalid(w)) => *w,
+            _ => "no superblock, but the volume is not empty (data file damaged or lost?)",
+        };
+        return Err(corrupt(why, data, 0));
+    };
+    if sb.generation % 2 != slot {
+        return Err(corrupt(
+            format!("superblock of generation {} in slot {slot}", sb.generation),
+            data,
+            slot * PAGE,
+        ));
+    }
+    let other = if slot == 0 { &s1 } else { &s0 };
+    let other_damaged = matches!(other, Slot::Invalid(_));
+    let mut vol = Volume::empty(storage, opts, sb);
+    vol.physical_len = [data_len, log_len];
+    vol.load_catalog(data_len)?;
+    let first = vol.read_log_start(log_len)?;
+    let head = vol.log_head(&first);
+    let g = vol.sb.generation;
+    match head {
+        Head::Epoch(e) if e == g + 1 => {
+            return Err(Error::NewerCheckpointLost {
+                newest_valid: g,
+                lost: g + 1,
+            });
+        }
+        Head::Epoch(e) if e == g => {}
+        _ if other_damaged => vol.verify_home_blocks()?,
+        _ => {}
+    }
+    vol.recover_log(log_len, first)?;
+    Ok(vol)
+}
+
+/// Which epoch the log's first frame belongs to.
+#[derive(Debug)]
+enum Head {
+    Epoch(u64),
+    Unknown,
+}
+
+/// Writes a new volume: slot 0 holds generation 0 and slot 1 generation 1 (both empty; the
+/// pair makes a torn creation recognisable), written with one call and flushed; the log is
+/// emptied first.
+fn create_new<S: Storage>(mut storage: Counted<S>, opts: VolumeOptions) -> Result<Volume<S>> {
+    let volume_salt = nonce();
+    let mk = |generation| Superblock {
+        generation,
+        volume_salt,
+        directory: BlobPtr::default(),
+        next_file_id: 1,
+        next_txn_seq: 1,
+        block_count: SUPER_SLOTS,
+    };
+    let (s0, s1) = (mk(0), mk(1));
+    let mut both = s0.encode();
+    both.extend_from_slice(&s1.encode());
+    let log = PhysicalFileId::Log;
+    let data = PhysicalFileId::Data;
+    storage
+        .file(log)
+        .set_len(0)
+        .map_err(|e| Error::from_storage(log, e))?;
+    storage
+        .file(data)
+        .write_at(0, &both)
+        .map_err(|e| Error::from_storage(data, e))?;
+    storage
+        .file(data)
+        .flush()
+        .map_err(|e| Error::from_storage(data, e))?;
+    let mut vol = Volume::empty(storage, opts, s1);
+    vol.data_flushed = true;
+    vol.physical_len = [2 * PAGE, 0];
+    Ok(vol)
+}
+
+impl<S: Storage> Volume<S> {
+    fn empty(storage: Counted<S>, opts: VolumeOptions, sb: Superblock) -> Self {
+        let log = LogWriter::new(sb.log_salt(), nonce(), sb.next_txn_seq);
+        let cache = PageCache::new(match opts.buffer_mode {
+            super::BufferMode::Disk => opts.disk_cache_bytes,
+            super::BufferMode::Memory => opts.disk_cache_bytes.min(256 << 10),
+        });
+        Self {
+            storage,
+            poisoned: None,
+            catalog: Catalog {
+                dir: sb.directory,
+                ..Catalog::default()
+            },
+            alloc: Allocator::new(sb.block_count),
+            files: HashMap::new(),
+            pending: BTreeMap::new(),
+            names: HashMap::new(),
+            next_file_id: sb.next_file_id,
+            staged_bytes: 0,
+            log,
+            aborts: Default::default(),
+            data_flushed: false,
+            log_truncate_pending: false,
+            physical_len: [0, 0],
+            cache,
+            resident_bytes: 0,
+            last_commit_at: None,
+            checkpoint_retry_at: None,
+            last_checkpoint_error: None,
+            stats: VolumeStats::default(),
+            opts,
+            sb,
+        }
+    }
+
+    /// Reads blobs (sorted by block; windows of up to [`LOAD_WINDOW`], small gaps read through)
+    /// and checks each one's bounds and hash. Returns them in the order given.
+    pub(crate) fn read_blobs(
+        &mut self,
+        blobs: &[BlobPtr],
+        data_blocks: u64,
+    ) -> Result<Vec<Vec<u8>>> {
+        let data = PhysicalFileId::Data;
+        let mut order: Vec<usize> = (0..blobs.len()).collect();
+        order.sort_unstable_by_key(|&i| blobs[i].block);
+        let mut out: Vec<Vec<u8>> = vec![Vec::new(); blobs.len()];
+        let mut i = 0;
+        let mut window = Vec::new();
+        while i < order.len() {
+            let first = blobs[order[i]];
+            let lo = first.block;
+            let mut hi = lo;
+            let mut j = i;
+            while j < order.len() {
+                let b = blobs[order[j]];
+                let end = b
+                    .block
+                    .checked_add(b.blocks().max(1))
+                    .ok_or_else(|| corrupt("catalog blob out of range", data, 0))?;
+                if b.block < SUPER_SLOTS || end > data_blocks {
+                    return Err(corrupt(
+                        "catalog blob outside the data file (truncated?)",
+                        data,
+                        b.block.saturating_mul(PAGE),
+                    ));
+                }
+                if j > i && (end.max(hi) - lo) * PAGE > LOAD_WINDOW {
+                    break;
+                }
+                hi = hi.max(end);
+                j += 1;
+            }
+            window.resize(usize_of((hi - lo) * PAGE)?, 0);
+            self.read_phys(data, lo * PAGE, &mut window)?;
+            for &k in &order[i..j] {
+                let b = blobs[k];
+                let s = usize_of((b.block - lo) * PAGE)?;
+                let bytes = &window[s..s + b.len as usize];
+                if xxh3_64(bytes) != b.hash {
+                    return Err(corrupt(
+                        "catalog blob checksum mismatch",
+                        data,
+                        b.block * PAGE,
+                    ));
+                }
+                out[k] = bytes.to_vec();
+            }
+            i = j;
+        }
+        Ok(out)
+    }
+
+    /// Loads directory, entry chunks and map chunks; derives the free space.
+    fn load_catalog(&mut self, data_len: u64) -> Result<()> {
+        let data = PhysicalFileId::Data;
+        let data_blocks = data_len / PAGE;
+        self.alloc.count = self.sb.block_count.max(data_blocks).max(SUPER_SLOTS);
+        let mut used = RangeSet::default();
+        used.insert(0, SUPER_SLOTS);
+        let claim = |used: &mut RangeSet, start: u64, n: u64, what: &str| -> Result<()> {
+            if !used.insert(start, start + n) {
+                return Err(corrupt(
+                    format!("block {start} used twice ({what})"),
+                    data,
+                    start * PAGE,
+                ));
+            }
+            Ok(())
+        };
+        let dir = self.sb.directory;
+        if dir.len > 0 {
+            let blob = self.read_blobs(&[dir], data_blocks)?.remove(0);
+            claim(&mut used, dir.block, dir.blocks(), "directory")?;
+            let chunks =
+                format::decode_directory(&blob).map_err(|w| corrupt(w, data, dir.block * PAGE))?;
+            let ptrs: Vec<BlobPtr> = chunks.iter().map(|(_, p)| *p).collect();
+            let blobs = self.read_blobs(&ptrs, data_blocks)?;
+            let mut entries = Vec::new();
+            for ((k, p), blob) in chunks.into_iter().zip(blobs) {
+                claim(&mut used, p.block, p.blocks(), "entry chunk")?;
+                let es = format::decode_entry_chunk(k, &blob)
+                    .map_err(|w| corrupt(w, data, p.block * PAGE))?;
+                if es.is_empty() {
+                    return Err(corrupt("empty entry chunk", data, p.block * PAGE));
+                }
+                self.catalog.entry_chunks.insert(k, p);
+                entries.extend(es);
+            }
+            // Map chunks of every file, read together.
+            let mut map_ptrs = Vec::new();
+            let mut map_keys = Vec::new();
+            for e in &entries {
+                if let Contents::Blocks(chunks) = &e.contents {
+                    for (k, p) in chunks {
+                        map_ptrs.push(*p);
+                        map_keys.push((e.id, *k));
+                    }
+                }
+            }
+            let map_blobs = self.read_blobs(&map_ptrs, data_blocks)?;
+            let mut maps: HashMap<u64, Vec<(u64, BlobPtr, Vec<u8>)>> = HashMap::new();
+            for (((id, k), p), blob) in map_keys.into_iter().zip(map_ptrs).zip(map_blobs) {
+                claim(&mut used, p.block, p.blocks(), "map chunk")?;
+                maps.entry(id).or_default().push((k, p, blob));
+            }
+            for e in entries {
+                let at = || {
+                    corrupt(
+                        format!("catalog entry of file {}", e.id),
+                        data,
+                        dir.block * PAGE,
+                    )
+                };
+                if e.id == 0 || e.id >= self.sb.next_file_id || self.files.contains_key(&e.id) {
+                    return Err(corrupt(
+                        format!("bad file id {}", e.id),
+                        data,
+                        dir.block * PAGE,
+                    ));
+                }
+                if check_name(&e.name).is_err() || self.names.contains_key(&e.name) {
+                    return Err(corrupt(
+                        format!("bad or duplicate name {:?}", e.name),
+                        data,
+                        dir.block * PAGE,
+                    ));
+                }
+                if e.size > MAX_FILE_SIZE {
+                    return Err(at());
+                }
+                let npages = pages_for(e.size);
+                let mut f = FileState {
+                    name: e.name.clone(),
+                    size: e.size,
+                    ..FileState::default()
+                };
+                match e.contents {
+                    Contents::Inline(bytes) => f.inline = Some(bytes.into_boxed_slice()),
+                    Contents::Blocks(_) => {
+                        for (k, p, blob) in maps.remove(&e.id).unwrap_or_default() {
+                            let runs = format::decode_map_chunk(e.id, k, &blob)
+                                .map_err(|w| corrupt(w, data, p.block * PAGE))?;
+                            for run in runs {
+                                let n = run.hashes.len() as u64;
+                                let first_page = k
+                                    .checked_mul(MAP_CHUNK_PAGES)
+                                    .and_then(|x| x.checked_add(u64::from(run.first)))
+                                    .ok_or_else(at)?;
+                                let end_block = run.block.checked_add(n).ok_or_else(at)?;
+                                if first_page + n > npages
+                                    || run.block < SUPER_SLOTS
+                                    || end_block > data_blocks
+                                {
+                                    return Err(corrupt(
+                                        format!(
+                                            "pages of {:?} outside the file or data file",
+                                            e.name
+                                        ),
+                                        data,
+                                        p.block * PAGE,
+                                    ));
+                                }
+                                claim(&mut used, run.block, n, "home block")?;
+                                for (i, &hash) in run.hashes.iter().enumerate() {
+                                    let block = run.block + i as u64;
+                                    f.homes.insert(first_page + i as u64, Home { block, hash });
+                                }
+                            }
+                            f.map_chunks.insert(k, p);
+                        }
+                    }
+                }
+                self.names.insert(e.name, e.id);
+                self.files.insert(e.id, f);
+            }
+        }
+        // Everything below the extent that nothing references is free.
+        let mut next = 0;
+        for (s, e) in used.iter() {
+            if s > next {
+                self.alloc.free.insert(next, s);
+            }
+            next = e;
+        }
+        if next < self.alloc.count {
+            self.alloc.free.insert(next, self.alloc.count);
+        }
+        Ok(())
+    }
+
+    /// The log's first window (it usually holds the whole epoch after a clean close).
+    fn read_log_start(&mut self, log_len: u64) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; usize_of(log_len.min(FIRST_LOG_WINDOW))?];
+        if !buf.is_empty() {
+            let n = self.read_phys(PhysicalFileId::Log, 0, &mut buf)?;
+            buf.truncate(n);
+        }
+        Ok(buf)
+    }
+
+    /// Which epoch the log's first frame belongs to.
+    fn log_head(&self, first: &[u8]) -> Head {
+        let g = self.sb.generation;
+        for e in [g, g + 1] {
+            let salt = format::epoch_salt(self.sb.volume_salt, e);
+            if decode_frame(first, salt, salt).is_ok() {
+                return Head::Epoch(e);
+            }
+        }
+        Head::Unknown
+    }
+
+    /// Replays the current epoch: frames are buffered per file and applied, in log order, when
+    /// a commit frame lists the file. Stops at the first frame that does not continue the
+    /// chain, or a commit with the wrong sequence number.
+    fn recover_log(&mut self, log_len: u64, first: Vec<u8>) -> Result<()> {
+        let log = PhysicalFileId::Log;
+        let salt = self.sb.log_salt();
+        let mut chain = salt;
+        let mut pos = 0u64; // log offset of buf[0]
+        let mut file_end = first.len() as u64;
+        let mut buf: Vec<u8> = first;
+        let mut cur = 0usize;
+        let mut window = FIRST_LOG_WINDOW * 2;
+        let mut buffered: BTreeMap<u64, Vec<Replay>> = BTreeMap::new();
+        let mut end = 0u64;
+        let mut end_chain = salt;
+        loop {
+            if buf.len() - cur < format::frame_needs(&buf[cur..]) && file_end < log_len {
+                buf.drain(..cur);
+                pos += cur as u64;
+                cur = 0;
+                let want = window.min(log_len - file_end);
+                window = (window * 2).min(MAX_LOG_WINDOW);
+                let old = buf.len();
+                buf.resize(old + usize_of(want)?, 0);
+                let n = self
+                    .storage
+                    .file(log)
+                    .read_at(file_end, &mut buf[old..])
+                    .map_err(|e| Error::from_storage(log, e))?;
+                buf.truncate(old + n);
+                file_end += n as u64;
+                if n == 0 {
+                    break;
+                }
+                continue;
+            }
+            let Ok((h, payload)) = decode_frame(&buf[cur..], salt, chain) else {
+                break;
+            };
+            let frame_len = FRAME_HEADER + payload.len();
+            let payload_off = pos + (cur + FRAME_HEADER) as u64;
+            match h.kind {
+                FrameKind::Commit => {
+                    if h.arg != self.log.next_seq {
+                        break;
+                    }
+                    let ids = decode_ids(payload).map_err(|w| corrupt(w, log, payload_off))?;
+                    let mut frames: Vec<Replay> = if ids.is_empty() {
+                        std::mem::take(&mut buffered)
+                            .into_values()
+                            .flatten()
+                            .collect()
+                    } else {
+                        ids.iter()
+                            .filter_map(|id| buffered.remove(id))
+                            .flatten()
+                            .collect()
+                    };
+                    frames.sort_unstable_by_key(|r| r.offset);
+                    self.replay_commit(frames)?;
+                    self.log.next_seq += 1;
+                    self.stats.recovered_commits += 1;
+                }
+                FrameKind::Abort => {
+                    let ids = decode_ids(payload).map_err(|w| corrupt(w, log, payload_off))?;
+                    for id in ids {
+                        buffered.remove(&id);
+                    }
+                }
+                FrameKind::Epoch => {}
+                _ => {
+                    let keep = if h.kind == FrameKind::Page {
+                        Vec::new()
+                    } else {
+                        payload.to_vec()
+                    };
+                    buffered.entry(h.file_id).or_default().push(Replay {
+                        header: h,
+                        payload: keep,
+                        offset: payload_off,
+                    });
+                }
+            }
+            chain = h.chain;
+            cur += frame_len;
+            if matches!(
+                h.kind,
+                FrameKind::Commit | FrameKind::Abort | FrameKind::Epoch
+            ) {
+                end = pos + cur as u64;
+                end_chain = chain;
+            }
+        }
+        self.log.written = end;
+        self.log.chain = end_chain;
+        self.log.written_chain = end_chain;
+        // What recovery read may still be only in the OS cache (a process crash): the next
+        // flush must flush it.
+        self.log.flushed = 0;
+        if end > 0 {
+            self.log.oldest_unflushed = Some(web_time::Instant::now());
+        }
+        // Frames of transactions that never committed may lie before `end` (another file
+        // committed after them): abort them before anything else is written, or a later
+        // commit of the same file would revive them.
+        self.aborts.extend(buffered.into_keys());
+        Ok(())
+    }
+
+    /// Applies one committed transaction's frames (in log order) to the committed state.
+    fn replay_commit(&mut self, frames: Vec<Replay>) -> Result<()> {
+        let log = PhysicalFileId::Log;
+        let mut touched: Vec<(u64, Option<String>)> = Vec::new();
+        for r in frames {
+            let id = r.header.file_id;
+            let at = r.offset;
+            let bad = |w: String| corrupt(w, log, at);
+            if !touched.iter().any(|(t, _)| *t == id) {
+                touched.push((id, self.files.get(&id).map(|f| f.name.clone())));
+            }
+            match r.header.kind {
+                FrameKind::Create => {
+                    let name =
+                        String::from_utf8(r.payload).map_err(|_| bad("name not UTF-8".into()))?;
+                    check_name(&name).map_err(|e| bad(e.to_string()))?;
+                    if id == 0 || self.files.contains_key(&id) {
+                        return Err(bad(format!("create of existing file id {id}")));
+                    }
+                    self.next_file_id = self.next_file_id.max(id + 1);
+                    self.files.insert(
+                        id,
+                        FileState {
+                            name,
+                            dirty: true,
+                            ..FileState::default()
+                        },
+                    );
+                }
+                FrameKind::Rename => {
+                    let name =
+                        String::from_utf8(r.payload).map_err(|_| bad("name not UTF-8".into()))?;
+                    check_name(&name).map_err(|e| bad(e.to_string()))?;
+                    let f = self
+                        .files
+                        .get_mut(&id)
+                        .ok_or_else(|| bad(format!("rename of missing file {id}")))?;
+                    f.name = name;
+                    f.dirty = true;
+                }
+                FrameKind::Delete => {
+                    let f = self
+                        .files
+                        .remove(&id)
+                        .ok_or_else(|| bad(format!("delete of missing file {id}")))?;
+                    self.release_file(id, f);
+                }
+                FrameKind::SetLen => {
+                    let len = r.header.arg;
+                    if len > MAX_FILE_SIZE {
+                        return Err(bad("length out of range".into()));
+                    }
+                    let f = self
+                        .files
+                        .get_mut(&id)
+                        .ok_or_else(|| bad(format!("set_len of missing file {id}")))?;
+                    if len < f.size {
+                        let keep = pages_for(len);
+                        for (page, home) in f.homes.cut(keep) {
+                            self.alloc.release_later(home.block, 1);
+                            f.dirty_chunks.insert(page / MAP_CHUNK_PAGES);
+                        }
+                        f.log.split_off(&keep);
+                        if let Some(inline) = &f.inline {
+                            let cut = usize_of(len)?.min(inline.len());
+                            f.inline = Some(inline[..cut].into());
+                        }
+                    }
+                    f.size = len;
+                    f.dirty = true;
+                }
+                FrameKind::Page => {
+                    let f = self
+                        .files
+                        .get_mut(&id)
+                        .ok_or_else(|| bad(format!("page of missing file {id}")))?;
+                    if r.header.arg >= pages_for(f.size) {
+                        return Err(bad(format!(
+                            "page {} beyond the end of file {id}",
+                            r.header.arg
+                        )));
+                    }
+                    f.log.insert(
+                        r.header.arg,
+                        LogLoc {
+                            offset: r.offset,
+                            len: r.header.payload_len,
+                        },
+                    );
+                    f.dirty = true;
+                }
+                FrameKind::Commit | FrameKind::Abort | FrameKind::Epoch => {}
+            }
+        }
+        // Names: drop the touched files' old names, then claim their new ones.
+        for (id, old) in &touched {
+            if let Some(old) = old {
+                if self.names.get(old) == Some(id) {
+                    self.names.remove(old);
+                }
+            }
+        }
+        for (id, _) in &touched {
+            self.catalog.dirty.insert(id / ENTRY_CHUNK_FILES);
+            if let Some(f) = self.files.get(id) {
+                if let Some(other) = self.names.insert(f.name.clone(), *id) {
+                    if other != *id {
+                        return Err(corrupt(
+                            format!("duplicate name {:?} after log replay", f.name),
+                            log,
+                            0,
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every home block not superseded by the log must hash to what the catalog says (read in
+    /// windows). Used when the state might be an older checkpoint's whose blocks were reused.
+    pub(crate) fn verify_home_blocks(&mut self) -> Result<()> {
+        let mut checks: Vec<Home> = Vec::new();
+        for f in self.files.values() {
+            for (p, h) in f.homes.iter() {
+                if !f.log.contains_key(&p) {
+                    checks.push(h);
+                }
+            }
+        }
+        let bad = self.verify_blocks(checks)?;
+        if let Some(block) = bad.first() {
+            return Err(corrupt(
+                "the newest superblock is damaged and the older checkpoint's blocks were \
+                 overwritten since: the volume cannot be recovered to a consistent state",
+                PhysicalFileId::Data,
+                block * PAGE,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads the given home blocks in windows; returns the blocks whose hash does not match.
+    pub(crate) fn verify_blocks(&mut self, mut checks: Vec<Home>) -> Result<Vec<u64>> {
+        checks.sort_unstable_by_key(|h| h.block);
+        let mut bad = Vec::new();
+        let mut i = 0;
+        let mut window = Vec::new();
+        while i < checks.len() {
+            let lo = checks[i].block;
+            let mut j = i;
+            while j < checks.len() && (checks[j].block - lo + 1) * PAGE <= LOAD_WINDOW {
+                j += 1;
+            }
+            let hi = checks[j - 1].block + 1;
+            window.resize(usize_of((hi - lo) * PAGE)?, 0);
+            self.read_phys(PhysicalFileId::Data, lo * PAGE, &mut window)?;
+            for h in &checks[i..j] {
+                let s = ix((h.block - lo) * PAGE);
+                if xxh3_64(&window[s..s + PAGE_SIZE]) != h.hash {
+                    bad.push(h.block);
+                }
+            }
+            i = j;
+        }
+        Ok(bad)
+    }
+}
+
+/// A frame held until its file's commit.
+struct Replay {
+    header: FrameHeader,
+    /// Names for Create/Rename; empty for pages (their bytes stay in the log).
+    payload: Vec<u8>,
+    /// Log offset of the payload.
+    offset: u64,
+}

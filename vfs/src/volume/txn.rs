@@ -1,0 +1,805 @@
+//! Mutations of the filesystem API, and the commit protocol: serialize, make durable by the
+//! durability level, then apply; on failure, roll back. Deadlines of the relaxed levels.
+
+use std::time::Duration;
+
+use web_time::Instant;
+
+use crate::error::{Error, Result};
+use crate::format::{encode_ids, FrameKind, MAX_ID_LIST, PAGE, PAGE_SIZE};
+use crate::storage::{PhysicalFile, PhysicalFileId, Storage};
+
+use super::log::LogWriter;
+use super::maps::Content;
+use super::state::{pages_for, FileState, LogLoc, Pending};
+use super::{
+    check_name, ix, n32, usize_of, Durability, FileId, Scope, SyncLevel, Volume, MAX_FILE_SIZE,
+};
+
+/// The pages a serialization logged, per file, and where their images are in the log.
+pub(crate) type Serialized = Vec<(u64, Vec<(u64, LogLoc)>)>;
+
+/// How making a commit durable failed.
+enum DurableError {
+    /// Nothing of the commit can become durable: roll it back.
+    Failed(Error),
+    /// The commit was written but the flush failed: it may or may not survive power loss.
+    Unknown(Error),
+}
+
+impl<S: Storage> Volume<S> {
+    // ------------------------------------------------------------------------------------
+    // The open transaction
+    // ------------------------------------------------------------------------------------
+
+    /// The pending record of a live file, created on first change.
+    pub(crate) fn touch(&mut self, id: u64) -> Result<&mut Pending> {
+        if !self.pending.contains_key(&id) {
+            let f = self.files.get(&id).ok_or(Error::StaleId { id })?;
+            self.pending.insert(id, Pending::of_existing(f));
+        }
+        let p = self.pending.get_mut(&id).ok_or(Error::StaleId { id })?;
+        if p.deleted {
+            return Err(Error::StaleId { id });
+        }
+        Ok(p)
+    }
+
+    /// Creates an empty file; fails if the name exists.
+    pub fn create(&mut self, name: &str) -> Result<FileId> {
+        self.check_writable()?;
+        check_name(name)?;
+        if self.names.contains_key(name) {
+            return Err(Error::AlreadyExists {
+                name: name.to_owned(),
+            });
+        }
+        let id = self.next_file_id;
+        self.next_file_id += 1;
+        self.pending.insert(id, Pending::created(name.to_owned()));
+        self.names.insert(name.to_owned(), id);
+        Ok(FileId(id))
+    }
+
+    /// Opens the file, creating it empty if absent.
+    pub fn open_or_create(&mut self, name: &str) -> Result<FileId> {
+        match self.names.get(name) {
+            Some(&id) => Ok(FileId(id)),
+            None => self.create(name),
+        }
+    }
+
+    /// Renames `from` to `to`; fails if `to` exists.
+    pub fn rename(&mut self, from: &str, to: &str) -> Result<()> {
+        self.check_writable()?;
+        check_name(to)?;
+        let id = self.open(from)?.0;
+        if from == to {
+            return Ok(());
+        }
+        if self.names.contains_key(to) {
+            return Err(Error::AlreadyExists {
+                name: to.to_owned(),
+            });
+        }
+        self.touch(id)?.name = to.to_owned();
+        self.names.remove(from);
+        self.names.insert(to.to_owned(), id);
+        Ok(())
+    }
+
+    /// Deletes a file by name. Its space is reused after the next checkpoint.
+    pub fn delete(&mut self, name: &str) -> Result<()> {
+        let id = self.open(name)?;
+        self.delete_id(id)
+    }
+
+    /// Deletes a file.
+    pub fn delete_id(&mut self, id: FileId) -> Result<()> {
+        self.check_writable()?;
+        let id = id.0;
+        let p = self.touch(id)?;
+        p.deleted = true;
+        let freed = p.staged_bytes();
+        p.staged.clear();
+        p.spilled.clear();
+        let name = p.name.clone();
+        self.staged_bytes -= freed;
+        if self.names.get(&name) == Some(&id) {
+            self.names.remove(&name);
+        }
+        Ok(())
+    }
+
+    /// Writes `data` at `offset`, extending the file (with zeros in any gap) if needed.
+    pub fn write(&mut self, id: FileId, offset: u64, data: &[u8]) -> Result<()> {
+        self.check_writable()?;
+        let id = id.0;
+        let size = self.live_size(id)?;
+        let end = offset
+            .checked_add(data.len() as u64)
+            .filter(|&e| e <= MAX_FILE_SIZE)
+            .ok_or(Error::TooLarge { value: offset })?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        // Everything that can fail (loading contents, reading partially overwritten pages)
+        // happens before any state changes: a failed write leaves the volume as it was.
+        self.prepare_resident(id)?;
+        let first = offset / PAGE;
+        let last = (end - 1) / PAGE;
+        let mut pre: Vec<(u64, Box<[u8]>)> = Vec::new();
+        for page in [first, last] {
+            let pstart = page * PAGE;
+            let partial = offset > pstart || end < pstart + PAGE;
+            let staged = self
+                .pending
+                .get(&id)
+                .is_some_and(|p| p.staged.contains_key(&page));
+            if partial && pstart < size && !staged && !pre.iter().any(|(p, _)| *p == page) {
+                pre.push((page, self.live_page(id, page)?));
+            }
+        }
+        // Check the sizes cross into usize before changing anything.
+        usize_of(end - offset)?;
+        let p = self.touch(id)?;
+        let mut added = 0usize;
+        for page in first..=last {
+            let pstart = page * PAGE;
+            let lo = offset.max(pstart);
+            let hi = end.min(pstart + PAGE);
+            let img = p.staged.entry(page).or_insert_with(|| {
+                added += PAGE_SIZE;
+                match pre.iter().position(|(q, _)| *q == page) {
+                    Some(i) => pre.swap_remove(i).1,
+                    None => vec![0u8; PAGE_SIZE].into_boxed_slice(),
+                }
+            });
+            // All three differences are below PAGE_SIZE or data.len().
+            let (d, o, n) = (ix(lo - offset), ix(lo - pstart), ix(hi - lo));
+            img[o..o + n].copy_from_slice(&data[d..d + n]);
+        }
+        if end > p.size {
+            p.size = end;
+        }
+        self.staged_bytes += added;
+        self.maybe_spill();
+        Ok(())
+    }
+
+    /// Sets the length: truncates, or extends with zeros.
+    pub fn set_len(&mut self, id: FileId, len: u64) -> Result<()> {
+        self.check_writable()?;
+        let id = id.0;
+        if len > MAX_FILE_SIZE {
+            return Err(Error::TooLarge { value: len });
+        }
+        let size = self.live_size(id)?;
+        if len == size {
+            return Ok(());
+        }
+        self.prepare_resident(id)?;
+        let cut_page = (len < size && !len.is_multiple_of(PAGE)).then_some(len / PAGE);
+        let mut pre = None;
+        if let Some(page) = cut_page {
+            let staged = self
+                .pending
+                .get(&id)
+                .is_some_and(|p| p.staged.contains_key(&page));
+            if !staged {
+                pre = Some(self.live_page(id, page)?);
+            }
+        }
+        let p = self.touch(id)?;
+        let before = p.staged_bytes();
+        p.resize(len);
+        if let Some(page) = cut_page {
+            // The page cut in the middle must read as zeros past `len` if the file regrows:
+            // stage its new image, which supersedes every older one.
+            let img = p
+                .staged
+                .entry(page)
+                .or_insert_with(|| pre.unwrap_or_else(|| vec![0u8; PAGE_SIZE].into_boxed_slice()));
+            img[(len % PAGE) as usize..].fill(0);
+            p.spilled.remove(&page);
+        }
+        let after = p.staged_bytes();
+        self.staged_bytes = self.staged_bytes + after - before;
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Commit and rollback
+    // ------------------------------------------------------------------------------------
+
+    /// Ends every file's open transaction according to the durability level: atomically, all or
+    /// nothing. A no-op when nothing changed. On failure nothing of it is committed, the
+    /// transaction is rolled back, and the volume stays usable (unless the failure's outcome is
+    /// unknown: see the module docs).
+    pub fn commit(&mut self) -> Result<()> {
+        self.commit_with(Scope::All, SyncLevel::Full)
+    }
+
+    /// Commits the open transaction of the files in `scope`, waiting for what `sync` and the
+    /// durability level ask. Success means the commit is durable to that level; work after
+    /// that point (a checkpoint) never turns it into a failure.
+    pub fn commit_with(&mut self, scope: Scope<'_>, sync: SyncLevel) -> Result<()> {
+        self.check_writable()?;
+        let mut ids = self.in_scope(scope);
+        // Records that change nothing are dropped, not logged.
+        ids.retain(|id| {
+            if self.pending.get(id).is_some_and(Pending::is_noop) {
+                self.pending.remove(id);
+                false
+            } else {
+                true
+            }
+        });
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let now = Instant::now();
+        let mark = self.log.mark();
+        let aborts = self.aborts.clone();
+        let serialized = match self.serialize(&ids, true) {
+            Ok(s) => s,
+            Err(e) => {
+                self.log.rewind(mark);
+                self.aborts = aborts;
+                self.rollback_ids(&ids);
+                self.stats.failed_commits += 1;
+                return Err(e);
+            }
+        };
+        match self.make_durable(sync, now) {
+            Ok(()) => {}
+            Err(DurableError::Failed(e)) => {
+                self.log.rewind(mark);
+                self.aborts = aborts;
+                self.rollback_ids(&ids);
+                self.stats.failed_commits += 1;
+                return Err(e);
+            }
+            Err(DurableError::Unknown(e)) => {
+                // The frames are written: after a crash of the tab they are there; after a
+                // power loss they may not be. Keep them (the live state shows the commit),
+                // refuse further writes, and say that the outcome is unknown.
+                self.apply(&ids, serialized);
+                let e = Error::CommitUnknown {
+                    cause: e.to_string(),
+                };
+                return Err(self.poison(e));
+            }
+        }
+        self.apply(&ids, serialized);
+        self.stats.commits += 1;
+        self.last_commit_at = Some(now);
+        self.after_commit();
+        Ok(())
+    }
+
+    /// Discards every uncommitted change (all files).
+    pub fn rollback(&mut self) {
+        self.rollback_with(Scope::All);
+    }
+
+    /// Discards the uncommitted changes of the files in `scope`.
+    pub fn rollback_with(&mut self, scope: Scope<'_>) {
+        let ids = self.in_scope(scope);
+        self.rollback_ids(&ids);
+    }
+
+    /// Pending file ids in `scope`, ascending.
+    fn in_scope(&self, scope: Scope<'_>) -> Vec<u64> {
+        self.pending
+            .iter()
+            .filter(|(&id, p)| match scope {
+                Scope::All => true,
+                Scope::Files(f) => {
+                    f(&p.name)
+                        || f(&p.logged.name)
+                        || self.files.get(&id).is_some_and(|c| f(&c.name))
+                }
+            })
+            .map(|(&id, _)| id)
+            .collect()
+    }
+
+    /// Drops the pending records of `ids`, restoring the committed names.
+    pub(crate) fn rollback_ids(&mut self, ids: &[u64]) {
+        let mut restore = Vec::new();
+        for &id in ids {
+            let Some(p) = self.pending.remove(&id) else {
+                continue;
+            };
+            self.staged_bytes -= p.staged_bytes();
+            if p.spilled_any {
+                self.aborts.insert(id);
+            }
+            if !p.deleted && self.names.get(&p.name) == Some(&id) {
+                self.names.remove(&p.name);
+            }
+            if p.existed {
+                restore.push(id);
+            }
+        }
+        for id in restore {
+            let Some(name) = self.files.get(&id).map(|f| f.name.clone()) else {
+                continue;
+            };
+            // An uncommitted change elsewhere took the committed name (only possible through
+            // the filesystem API, renaming across scopes): it is rolled back too.
+            if let Some(&other) = self.names.get(&name) {
+                if other != id {
+                    self.rollback_ids(&[other]);
+                }
+            }
+            self.names.insert(name, id);
+        }
+    }
+
+    /// Serializes the open transaction of `ids` (plus pending aborts) into the log buffer,
+    /// followed by a commit frame if `commit`. Changes nothing but the log buffer and the abort
+    /// list, so a failure is undone by rewinding the log to a mark and restoring the aborts.
+    /// Returns, per file, the pages logged and where their images are.
+    pub(crate) fn serialize(&mut self, ids: &[u64], commit: bool) -> Result<Serialized> {
+        if !self.aborts.is_empty() {
+            let aborted: Vec<u64> = std::mem::take(&mut self.aborts).into_iter().collect();
+            for chunk in aborted.chunks(MAX_ID_LIST) {
+                self.log.frame(FrameKind::Abort, 0, 0, &encode_ids(chunk));
+            }
+        }
+        let mut out: Serialized = Vec::with_capacity(ids.len());
+        for &id in ids {
+            if let Some(p) = self.pending.get(&id) {
+                out.push((id, serialize_file(&mut self.log, id, p)));
+            }
+        }
+        if commit {
+            // A commit lists its files, so a concurrent transaction's spilled frames stay
+            // uncommitted. An empty list means "every file with uncommitted frames": only when
+            // that is exactly this commit's set.
+            let others_spilled = self
+                .pending
+                .iter()
+                .any(|(id, p)| p.spilled_any && !ids.contains(id));
+            let payload = if ids.len() <= MAX_ID_LIST {
+                encode_ids(ids)
+            } else if !others_spilled {
+                Vec::new()
+            } else {
+                return Err(Error::TooLarge {
+                    value: ids.len() as u64,
+                });
+            };
+            let seq = self.log.next_seq;
+            self.log.frame(FrameKind::Commit, 0, seq, &payload);
+            self.log.next_seq += 1;
+        }
+        Ok(out)
+    }
+
+    /// Writes and flushes as the level and `sync` ask.
+    fn make_durable(&mut self, sync: SyncLevel, now: Instant) -> Result<(), DurableError> {
+        let delay = self.opts.max_flush_delay;
+        let overdue = |t: Option<Instant>| t.is_some_and(|t| now.duration_since(t) >= delay);
+        match (self.opts.durability, sync) {
+            (Durability::Strict, SyncLevel::Full) => {
+                self.write_out(now).map_err(DurableError::Failed)?;
+                self.flush_log().map_err(DurableError::Unknown)
+            }
+            (Durability::Strict, SyncLevel::WriteOnly) | (Durability::Relaxed, _) => {
+                self.write_out(now).map_err(DurableError::Failed)?;
+                if overdue(self.log.oldest_unflushed) {
+                    // The flush is due on this commit's path: if it fails, whether this and
+                    // the earlier commits survive a power loss is unknown, and it is said.
+                    self.flush_log().map_err(DurableError::Unknown)?;
+                }
+                Ok(())
+            }
+            (Durability::Balanced, _) => {
+                self.log.oldest_unwritten.get_or_insert(now);
+                let due = overdue(self.log.oldest_unwritten);
+                if due || self.log.buf.len() >= self.opts.write_buffer_bytes {
+                    self.write_out(now).map_err(DurableError::Failed)?;
+                }
+                if due || overdue(self.log.oldest_unflushed) {
+                    self.flush_log().map_err(DurableError::Unknown)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Applies a durable commit of `ids` to the committed state.
+    fn apply(&mut self, ids: &[u64], serialized: Serialized) {
+        let mut locs_of: std::collections::HashMap<u64, Vec<(u64, LogLoc)>> =
+            serialized.into_iter().collect();
+        for &id in ids {
+            let Some(mut p) = self.pending.remove(&id) else {
+                continue;
+            };
+            self.staged_bytes -= p.staged_bytes();
+            let locs = locs_of.remove(&id).unwrap_or_default();
+            self.catalog
+                .dirty
+                .insert(id / crate::format::ENTRY_CHUNK_FILES);
+            if p.deleted {
+                if let Some(f) = self.files.remove(&id) {
+                    self.release_file(id, f);
+                }
+                continue;
+            }
+            let memory = self.opts.buffer_mode == super::BufferMode::Memory;
+            let f = self.files.entry(id).or_insert_with(|| FileState {
+                name: p.name.clone(),
+                // A new file in Memory mode is resident from the start (it has no bytes to load).
+                resident: memory.then(Content::new),
+                ..FileState::default()
+            });
+            f.name = p.name;
+            f.dirty = true;
+            if p.floor < f.size {
+                let keep = pages_for(p.floor);
+                for (page, home) in f.homes.cut(keep) {
+                    self.alloc.release_later(home.block, 1);
+                    f.dirty_chunks.insert(page / crate::format::MAP_CHUNK_PAGES);
+                }
+                f.log.split_off(&keep);
+                if let Some(inline) = &f.inline {
+                    // Inline files are at most INLINE_MAX bytes: floor fits a usize here.
+                    let cut = ix(p.floor).min(inline.len());
+                    f.inline = Some(inline[..cut].into());
+                }
+                if let Some(c) = &mut f.resident {
+                    let _ = c.set_len(p.floor);
+                }
+                self.cache.cut(id, keep);
+            }
+            f.size = p.size;
+            if let Some(c) = &mut f.resident {
+                if c.set_len(p.size).is_err() {
+                    f.resident = None;
+                }
+            }
+            for (page, loc) in p.spilled {
+                f.log.insert(page, loc);
+                self.cache.remove(id, page);
+            }
+            for (page, loc) in locs {
+                f.log.insert(page, loc);
+                let Some(img) = p.staged.remove(&page) else {
+                    continue;
+                };
+                match &mut f.resident {
+                    Some(c) => c.put_page(page, &img),
+                    None => self.cache.put(id, page, img),
+                }
+            }
+        }
+        self.recount_resident();
+    }
+
+    /// A committed file is gone: its blocks and map chunk blobs are free after the next
+    /// checkpoint.
+    pub(crate) fn release_file(&mut self, id: u64, f: FileState) {
+        for (_, home) in f.homes.iter() {
+            self.alloc.release_later(home.block, 1);
+        }
+        for blob in f.map_chunks.values() {
+            self.alloc.release_later(blob.block, blob.blocks());
+        }
+        self.cache.remove_file(id);
+    }
+
+    /// Work after a durable commit; failures never reach the committer.
+    fn after_commit(&mut self) {
+        if self.checkpoint_due() {
+            if let Err(e) = self.checkpoint_quietly() {
+                self.last_checkpoint_error = Some(e.to_string());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Spilling (bounded memory for large transactions)
+    // ------------------------------------------------------------------------------------
+
+    /// Bytes of staged pages above which an open transaction's pages go to the log early.
+    fn spill_threshold(&self) -> usize {
+        match self.opts.buffer_mode {
+            super::BufferMode::Disk => self.opts.write_buffer_bytes,
+            // Memory mode keeps more: spilling a resident file costs its residency.
+            super::BufferMode::Memory => self.opts.write_buffer_bytes.saturating_mul(16),
+        }
+    }
+
+    /// Writes the staged pages of every open transaction to the log, without a commit frame.
+    /// A failure here is not the write's failure: the pages stay staged and the spill is
+    /// retried by later writes; the commit reports any lasting problem.
+    fn maybe_spill(&mut self) {
+        if self.staged_bytes <= self.spill_threshold() || self.poisoned.is_some() {
+            return;
+        }
+        let ids: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| !p.staged.is_empty())
+            .map(|(&id, _)| id)
+            .collect();
+        let mark = self.log.mark();
+        let aborts = self.aborts.clone();
+        let result = self
+            .serialize(&ids, false)
+            .and_then(|s| self.write_out(Instant::now()).map(|()| s));
+        match result {
+            Ok(serialized) => {
+                for (id, locs) in serialized {
+                    if self.files.get(&id).is_some_and(|f| f.resident.is_some()) {
+                        // The file's spilled pages are in the log only: it stops being
+                        // resident (it is loaded again on its next access after the commit).
+                        self.evict(id);
+                    }
+                    if let Some(p) = self.pending.get_mut(&id) {
+                        let freed = p.spilled_to(locs);
+                        self.staged_bytes -= freed;
+                    }
+                }
+            }
+            Err(_) => {
+                // write_out already cut off whatever reached the file (or poisoned).
+                self.log.rewind(mark);
+                self.aborts = aborts;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Writing and flushing the log
+    // ------------------------------------------------------------------------------------
+
+    /// Writes the log buffer with one call. On failure the writer is unchanged; the caller
+    /// rewinds what it serialized and calls [`Volume::repair_log_tail`].
+    pub(crate) fn write_out(&mut self, now: Instant) -> Result<()> {
+        if self.log.buf.is_empty() {
+            return Ok(());
+        }
+        self.ensure_data_flushed()?;
+        let log = PhysicalFileId::Log;
+        let at = self.log.written;
+        if let Err(e) = self.storage.file(log).write_at(at, &self.log.buf) {
+            let err = Error::from_storage(log, e);
+            self.learn_space_limit(&err);
+            // Whatever part of the buffer reached the file must not chain: cut it off.
+            if self.repair_log_tail().is_err() {
+                return Err(self.poison(err));
+            }
+            return Err(err);
+        }
+        self.log.wrote(now);
+        self.physical_len[1] = self.physical_len[1].max(self.log.written);
+        Ok(())
+    }
+
+    /// After a failed log write at `log.written`: zero the first frame header there (if the
+    /// file reaches that far) and flush, so that no byte of the failed write can continue the
+    /// chain after any crash. Fails only if the repair itself fails (the caller poisons).
+    pub(crate) fn repair_log_tail(&mut self) -> Result<()> {
+        let log = PhysicalFileId::Log;
+        let at = self.log.written;
+        let mut file = self.storage.file(log);
+        let len = file.len().map_err(|e| Error::from_storage(log, e))?;
+        if len > at {
+            let n = (len - at).min(crate::format::FRAME_HEADER as u64);
+            file.write_at(at, &vec![0u8; ix(n)])
+                .map_err(|e| Error::from_storage(log, e))?;
+            file.flush().map_err(|e| Error::from_storage(log, e))?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the log if anything written is unflushed. A failure poisons: the outcome of the
+    /// flush is unknown.
+    pub(crate) fn flush_log(&mut self) -> Result<()> {
+        if self.log.flushed == self.log.written {
+            self.log.oldest_unflushed = None;
+            return Ok(());
+        }
+        let log = PhysicalFileId::Log;
+        if let Err(e) = self.storage.file(log).flush() {
+            let err = Error::from_storage(log, e);
+            return Err(self.poison(err));
+        }
+        self.log.flushed_all();
+        Ok(())
+    }
+
+    /// Before the first log write of a mount (or after a checkpoint whose last flush failed):
+    /// flush the data file, so the superblock this epoch belongs to is durable before its log
+    /// can overwrite the previous epoch's.
+    pub(crate) fn ensure_data_flushed(&mut self) -> Result<()> {
+        if self.data_flushed {
+            return Ok(());
+        }
+        let data = PhysicalFileId::Data;
+        self.storage
+            .file(data)
+            .flush()
+            .map_err(|e| Error::from_storage(data, e))?;
+        self.data_flushed = true;
+        if self.log_truncate_pending {
+            self.log_truncate_pending = false;
+            self.cut_log_to_marker();
+        }
+        Ok(())
+    }
+
+    /// A quota error tells the volume how much space it really has.
+    pub(crate) fn learn_space_limit(&mut self, e: &Error) {
+        if matches!(e, Error::OutOfSpace { .. }) {
+            let now = self.physical_bytes();
+            self.opts.space_limit = Some(self.opts.space_limit.map_or(now, |l| l.min(now)));
+        }
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Durability on demand, deadlines, close
+    // ------------------------------------------------------------------------------------
+
+    /// Commits everything, then makes every commit so far durable (written and flushed).
+    pub fn flush(&mut self) -> Result<()> {
+        self.commit()?;
+        self.sync()
+    }
+
+    /// Makes every commit so far durable (written and flushed), without committing open
+    /// transactions.
+    pub fn sync(&mut self) -> Result<()> {
+        self.check_writable()?;
+        self.write_out(Instant::now())?;
+        self.flush_log()
+    }
+
+    /// When [`Volume::poll`] next has work: the relaxed levels' write/flush deadline, or an
+    /// idle checkpoint. `None`: nothing scheduled.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        if self.poisoned.is_some() {
+            return None;
+        }
+        let delay = self.opts.max_flush_delay;
+        let mut next: Option<Instant> = None;
+        let mut consider = |t: Instant| next = Some(next.map_or(t, |n: Instant| n.min(t)));
+        if let Some(t) = self.log.oldest_unwritten {
+            consider(t + delay);
+        }
+        if let Some(t) = self.log.oldest_unflushed {
+            consider(t + delay);
+        }
+        if self.idle_checkpoint_wanted() {
+            if let Some(t) = self.last_commit_at {
+                consider(t + self.opts.idle_checkpoint_after);
+            }
+        }
+        next
+    }
+
+    /// Does what is due: writes and flushes commits whose delay has passed (Relaxed,
+    /// Balanced, WriteOnly commits), and checkpoints an idle volume whose log is large. Call
+    /// it from a timer at [`Volume::next_deadline`] (the `web` module does). Returns the next
+    /// deadline.
+    pub fn poll(&mut self) -> Result<Option<Instant>> {
+        if self.poisoned.is_some() {
+            return Ok(None);
+        }
+        let now = Instant::now();
+        let delay = self.opts.max_flush_delay;
+        let due = |t: Option<Instant>| t.is_some_and(|t| now.duration_since(t) >= delay);
+        if due(self.log.oldest_unwritten) || due(self.log.oldest_unflushed) {
+            self.write_out(now)?;
+            self.flush_log()?;
+        }
+        if self.idle_checkpoint_wanted()
+            && self
+                .last_commit_at
+                .is_some_and(|t| now.duration_since(t) >= self.opts.idle_checkpoint_after)
+        {
+            if let Err(e) = self.checkpoint_quietly() {
+                self.last_checkpoint_error = Some(e.to_string());
+            }
+        }
+        Ok(self.next_deadline())
+    }
+
+    fn idle_checkpoint_wanted(&self) -> bool {
+        self.log.end() > self.opts.idle_checkpoint_bytes
+            && self.checkpoint_allowed()
+            && self
+                .checkpoint_retry_at
+                .is_none_or(|at| self.log.end() >= at)
+    }
+
+    /// Commits and flushes, then checkpoints if the options say so (a checkpoint that fails
+    /// is skipped: close never needs free space), and hands the storage back (to mount it
+    /// again, or to drop it, which closes OPFS handles). On error the storage is dropped (its
+    /// handles close); a poisoned volume fails with [`Error::Poisoned`], since what it wrote
+    /// last may not be durable.
+    pub fn close(mut self) -> Result<S> {
+        self.flush()?;
+        if self.opts.checkpoint_on_close && self.log.end() > 0 {
+            if let Err(e) = self.checkpoint_quietly() {
+                self.last_checkpoint_error = Some(e.to_string());
+            }
+        }
+        // A checkpoint that failed in a way that poisons leaves the durability of what was
+        // flushed before intact, but of nothing after: say so.
+        self.check_writable()?;
+        Ok(self.storage.into_inner())
+    }
+
+    /// Gives the storage back without flushing: what survives is what a crash would leave.
+    pub fn into_storage_unflushed(self) -> S {
+        self.storage.into_inner()
+    }
+
+    /// How long until the relaxed levels' deadline for a commit made now.
+    pub fn max_flush_delay(&self) -> Duration {
+        self.opts.max_flush_delay
+    }
+}
+
+/// Frames for one file's changes since its last frames (see [`super::state::Logged`]); returns
+/// the pages it logged and where their images start.
+fn serialize_file(log: &mut LogWriter, id: u64, p: &Pending) -> Vec<(u64, LogLoc)> {
+    let mut locs = Vec::new();
+    if p.deleted {
+        if p.logged.exists {
+            log.frame(FrameKind::Delete, id, 0, &[]);
+        }
+        return locs;
+    }
+    let mut base = p.logged.size;
+    if !p.logged.exists {
+        log.frame(FrameKind::Create, id, 0, p.name.as_bytes());
+        base = 0;
+    } else if p.name != p.logged.name {
+        log.frame(FrameKind::Rename, id, 0, p.name.as_bytes());
+    }
+    if let Some(cut) = p.cut_since_logged {
+        if cut < base {
+            log.frame(FrameKind::SetLen, id, cut, &[]);
+            base = cut;
+        }
+    }
+    if p.size != base {
+        log.frame(FrameKind::SetLen, id, p.size, &[]);
+    }
+    for (&page, img) in p.staged.range(..pages_for(p.size)) {
+        // At most a page.
+        let n = (p.size - page * PAGE).min(PAGE) as usize;
+        let loc = LogLoc {
+            offset: log.next_payload_offset(),
+            len: n32(n),
+        };
+        log.frame(FrameKind::Page, id, page, &img[..n]);
+        locs.push((page, loc));
+    }
+    locs
+}
+
+impl Pending {
+    /// The frames of this record were written (a spill): the log now describes its live
+    /// state, and its staged pages live in the log at `locs`.
+    pub(crate) fn spilled_to(&mut self, locs: Vec<(u64, LogLoc)>) -> usize {
+        self.logged = super::state::Logged {
+            exists: !self.deleted,
+            name: self.name.clone(),
+            size: self.size,
+        };
+        self.cut_since_logged = None;
+        self.spilled_any = true;
+        let freed = self.staged_bytes();
+        self.staged.clear();
+        self.spilled.extend(locs);
+        freed
+    }
+}
