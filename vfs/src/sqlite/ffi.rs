@@ -3,22 +3,23 @@
 //! rsqlite-vfs supplies every raw callback (`xOpen`, `xRead`, …) as a default method that turns
 //! pointers into slices and calls the safe [`VfsStore`]/[`VfsFile`](rsqlite_vfs::VfsFile)
 //! traits implemented in `store.rs` and `file.rs`. This module registers those callbacks and
-//! overrides one: `xFileControl`, for the atomic-batch file controls and `SQLITE_FCNTL_PRAGMA`.
+//! overrides one: `xFileControl`, for the atomic-batch file controls, the transaction's commit
+//! point (`SQLITE_FCNTL_COMMIT_PHASETWO`) and `SQLITE_FCNTL_PRAGMA`.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::marker::PhantomData;
 
 use rsqlite_vfs::ffi::{
     sqlite3_file, sqlite3_vfs, SQLITE_FCNTL_BEGIN_ATOMIC_WRITE, SQLITE_FCNTL_COMMIT_ATOMIC_WRITE,
-    SQLITE_FCNTL_PRAGMA, SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE, SQLITE_FCNTL_SIZE_HINT,
-    SQLITE_NOTFOUND, SQLITE_OK,
+    SQLITE_FCNTL_COMMIT_PHASETWO, SQLITE_FCNTL_PRAGMA, SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE,
+    SQLITE_FCNTL_SIZE_HINT, SQLITE_NOTFOUND, SQLITE_OK,
 };
 use rsqlite_vfs::{
     RegisterVfsError, SQLiteIoMethods, SQLiteVfs, SQLiteVfsFile, VfsAppData, VfsError,
     VfsErrorCode, VfsFile, VfsResult, VfsStore,
 };
 
-use super::file::File;
+use super::file::{File, PragmaOutcome};
 use super::os::{Os, OS};
 use super::store::{AppData, Store};
 use crate::storage::Storage;
@@ -62,6 +63,7 @@ impl<S: Storage + 'static> SQLiteIoMethods for IoMethods<S> {
             SQLITE_FCNTL_BEGIN_ATOMIC_WRITE => file.begin_atomic_write().map(|()| SQLITE_OK),
             SQLITE_FCNTL_COMMIT_ATOMIC_WRITE => file.commit_atomic_write().map(|()| SQLITE_OK),
             SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE => file.rollback_atomic_write().map(|()| SQLITE_OK),
+            SQLITE_FCNTL_COMMIT_PHASETWO => file.commit_phase_two().map(|()| SQLITE_OK),
             SQLITE_FCNTL_SIZE_HINT if !p_arg.is_null() => {
                 // Safety: for SQLITE_FCNTL_SIZE_HINT, SQLite passes a pointer to an
                 // `sqlite3_int64` (checked non-null above).
@@ -92,9 +94,10 @@ impl<S: Storage + 'static> SQLiteIoMethods for IoMethods<S> {
     }
 }
 
-/// `SQLITE_FCNTL_PRAGMA`: `args[1]` is the pragma name, `args[2]` its value or null; to refuse
-/// the pragma we return `SQLITE_ERROR` with an `sqlite3_malloc`ed message in `args[0]`, which
-/// SQLite reports and frees.
+/// `SQLITE_FCNTL_PRAGMA`: `args[1]` is the pragma name, `args[2]` its value or null. To answer
+/// the pragma ourselves we return `SQLITE_OK` with an optional `sqlite3_malloc`ed result in
+/// `args[0]` (SQLite returns it as the result row and frees it); to refuse it, `SQLITE_ERROR`
+/// with the message in `args[0]`; to let SQLite run it, `SQLITE_NOTFOUND`.
 ///
 /// # Safety
 /// `args` must point to SQLite's four-element argument array for this file control, whose
@@ -113,24 +116,40 @@ unsafe fn pragma<S: Storage + 'static>(
     // Safety: as above.
     let value = (!value.is_null()).then(|| unsafe { CStr::from_ptr(value) }.to_str().unwrap_or(""));
     match file.pragma(name, value)? {
-        Ok(()) => Ok(SQLITE_NOTFOUND),
-        Err(message) => {
-            let len = message.len();
-            let size = c_int::try_from(len + 1).unwrap_or(c_int::MAX);
-            // Safety: plain allocation from SQLite's allocator; SQLite frees `args[0]` with
-            // sqlite3_free after reporting it.
-            let out = unsafe { rusqlite::ffi::sqlite3_malloc(size) }.cast::<u8>();
-            if !out.is_null() {
-                // Safety: `out` has `len + 1` bytes (checked non-null); the source is `len`
-                // bytes of a live String; `args[0]` is ours to set (contract above).
-                unsafe {
-                    out.copy_from_nonoverlapping(message.as_ptr(), len);
-                    out.add(len).write(0);
-                    *args = out.cast::<c_char>();
-                }
+        PragmaOutcome::NotHandled => Ok(SQLITE_NOTFOUND),
+        PragmaOutcome::Handled(result) => {
+            if let Some(text) = result {
+                // Safety: `args[0]` is ours to set (contract above).
+                unsafe { set_arg0(args, &text) };
             }
+            Ok(SQLITE_OK)
+        }
+        PragmaOutcome::Refused(message) => {
+            // Safety: as above.
+            unsafe { set_arg0(args, &message) };
             // Recorded for xGetLastError; its code is SQLITE_ERROR.
             Err(VfsError::new(VfsErrorCode::Error, message.into()))
+        }
+    }
+}
+
+/// Stores an `sqlite3_malloc`ed copy of `text` in `args[0]` (left null if allocation fails).
+///
+/// # Safety
+/// `args` must be SQLite's `SQLITE_FCNTL_PRAGMA` argument array, valid for the call.
+unsafe fn set_arg0(args: *mut *mut c_char, text: &str) {
+    let len = text.len();
+    let size = c_int::try_from(len + 1).unwrap_or(c_int::MAX);
+    // Safety: plain allocation from SQLite's allocator; SQLite frees `args[0]` with
+    // sqlite3_free after using it.
+    let out = unsafe { rusqlite::ffi::sqlite3_malloc(size) }.cast::<u8>();
+    if !out.is_null() {
+        // Safety: `out` has `len + 1` bytes (checked non-null); the source is `len` bytes of a
+        // live str; `args[0]` is ours to set (the caller's contract).
+        unsafe {
+            out.copy_from_nonoverlapping(text.as_ptr(), len);
+            out.add(len).write(0);
+            *args = out.cast::<c_char>();
         }
     }
 }

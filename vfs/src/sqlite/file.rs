@@ -1,6 +1,28 @@
 //! One open SQLite file: a logical file of the volume (or, for anonymous temp files, memory),
-//! with its lock level and, between `BEGIN_ATOMIC_WRITE` and `COMMIT_ATOMIC_WRITE`, the
-//! buffered batch.
+//! with its lock level; and the commit points of a SQLite transaction.
+//!
+//! ## When a SQLite transaction becomes a volume commit
+//! The volume makes any set of changes atomic, so the VFS commits a database's changes (its
+//! file, journal, WAL and super-journals: its *group*, see [`group_of`]) exactly when SQLite's
+//! transaction ends, whatever `journal_mode` and `synchronous` are:
+//! - `SQLITE_FCNTL_COMMIT_ATOMIC_WRITE` (batch-atomic commits, when SQLite is built with
+//!   `SQLITE_ENABLE_BATCH_ATOMIC_WRITE`), and `SQLITE_FCNTL_COMMIT_PHASETWO`, which SQLite sends
+//!   in every rollback-journal mode after finalizing the journal and before unlocking: the
+//!   journal's deletion and the page writes are one volume commit, so the journal is redundant
+//!   and a commit costs one flush with or without the build flag;
+//! - `xSync` of a WAL file: SQLite syncs the WAL after writing a commit's frames and before it
+//!   publishes them in the WAL index, so a failure there leaves SQLite's index untouched and the
+//!   rolled-back volume consistent with it;
+//! - `xUnlock` of a main database to SHARED or NONE with changes still open (a ROLLBACK, a hot
+//!   journal rolled back), and `xClose` of a main database.
+//! `xSync` of databases and journals commits nothing (they are within the transaction).
+//!
+//! `PRAGMA synchronous` is answered by the VFS itself (SQLite keeps its default, FULL, so its
+//! commit path always reaches the points above): `OFF`, and `NORMAL` in WAL mode, make the
+//! group's commits [`SyncLevel::WriteOnly`] — written, so a crash of the tab loses nothing,
+//! flushed within the durability level's delay; `NORMAL` (rollback journal), `FULL` and `EXTRA`
+//! commit at the volume's level. On failure the engine rolls the group back, so what SQLite was
+//! told is what a remount shows.
 
 use std::cell::RefMut;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -15,7 +37,7 @@ use rsqlite_vfs::{
 use super::lock::Held;
 use super::Shared;
 use crate::storage::Storage;
-use crate::{Error, FileId, Volume};
+use crate::{Error, FileId, Scope, SyncLevel, Volume};
 
 /// Which call failed: decides the SQLite code of a volume error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +53,7 @@ pub(crate) enum Op {
     Delete,
     Access,
     AtomicCommit,
+    Commit,
 }
 
 impl Op {
@@ -50,6 +73,8 @@ impl Op {
                 VfsErrorCode::from_raw(rsqlite_vfs::ffi::SQLITE_IOERR_COMMIT_ATOMIC)
                     .unwrap_or(VfsErrorCode::IoWrite)
             }
+            // The transaction's commit point; a failure there is the commit's failure.
+            Op::Commit => VfsErrorCode::IoSync,
         }
     }
 
@@ -66,6 +91,7 @@ impl Op {
             Op::Delete => "delete",
             Op::Access => "access",
             Op::AtomicCommit => "atomic batch commit",
+            Op::Commit => "commit",
         }
     }
 }
@@ -77,6 +103,7 @@ pub(crate) fn volume_error(op: Op, e: Error) -> VfsError {
         Error::OutOfSpace { .. } => VfsErrorCode::Full,
         Error::Corrupt { .. } => VfsErrorCode::Corrupt,
         Error::Busy { .. } => VfsErrorCode::Busy,
+        Error::CommitUnknown { .. } => VfsErrorCode::IoSync,
         _ => op.code(),
     };
     VfsError::new(code, format!("{}: {e}", op.verb()).into())
@@ -142,67 +169,123 @@ pub(crate) fn volume<S: Storage>(shared: &Shared<S>) -> VfsResult<RefMut<'_, Vol
     })
 }
 
-/// One write or truncation buffered during an atomic batch.
-#[derive(Debug)]
-enum BatchOp {
-    Write { offset: u64, data: Vec<u8> },
-    Truncate(u64),
+/// What SQLite's `PRAGMA synchronous` asked for a database (answered by the VFS).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Synchronous {
+    Off,
+    Normal,
+    #[default]
+    Full,
+    Extra,
 }
 
-/// The writes between `BEGIN_ATOMIC_WRITE` and `COMMIT_ATOMIC_WRITE`, in order.
-#[derive(Debug)]
-struct Batch {
-    ops: Vec<BatchOp>,
-    /// The file's length as the batch sees it.
-    size: u64,
-}
+impl Synchronous {
+    fn parse(v: &str) -> Option<Self> {
+        Some(match v.trim().to_ascii_lowercase().as_str() {
+            "0" | "off" | "false" | "no" => Synchronous::Off,
+            "1" | "normal" => Synchronous::Normal,
+            "2" | "full" | "true" | "yes" | "on" => Synchronous::Full,
+            "3" | "extra" => Synchronous::Extra,
+            _ => return None,
+        })
+    }
 
-/// A count known to be at most a slice length (saturates instead of truncating otherwise).
-fn idx(v: u64) -> usize {
-    usize::try_from(v).unwrap_or(usize::MAX)
-}
-
-impl Batch {
-    /// Applies the batch on top of `buf`, which holds the volume's bytes at `offset` (zeros past
-    /// the volume's end); returns the byte count the file has there.
-    fn overlay(&self, offset: u64, buf: &mut [u8]) -> usize {
-        let end = offset.saturating_add(buf.len() as u64);
-        for op in &self.ops {
-            match op {
-                BatchOp::Write { offset: w, data } => {
-                    let lo = offset.max(*w);
-                    let hi = end.min(w.saturating_add(data.len() as u64));
-                    if lo < hi {
-                        // All three differences are below buf.len() or data.len().
-                        let (b, d, n) = (idx(lo - offset), idx(lo - w), idx(hi - lo));
-                        buf[b..b + n].copy_from_slice(&data[d..d + n]);
-                    }
-                }
-                BatchOp::Truncate(len) => {
-                    if *len < end {
-                        let from = idx(len.saturating_sub(offset));
-                        buf[from..].fill(0);
-                    }
-                }
-            }
-        }
-        if offset >= self.size {
-            0
-        } else {
-            buf.len().min(idx(self.size - offset))
+    fn number(self) -> &'static str {
+        match self {
+            Synchronous::Off => "0",
+            Synchronous::Normal => "1",
+            Synchronous::Full => "2",
+            Synchronous::Extra => "3",
         }
     }
+
+    /// The sync level of a commit of this database: OFF never needs power-loss safety, NORMAL
+    /// does not in WAL mode (SQLite's own rule), FULL and EXTRA always do.
+    fn level(self, wal: bool) -> SyncLevel {
+        match self {
+            Synchronous::Off => SyncLevel::WriteOnly,
+            Synchronous::Normal if wal => SyncLevel::WriteOnly,
+            _ => SyncLevel::Full,
+        }
+    }
+}
+
+/// What the VFS does with a `PRAGMA` SQLite shows it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum PragmaOutcome {
+    /// SQLite runs it.
+    NotHandled,
+    /// The VFS ran it; the optional text is its result row.
+    Handled(Option<String>),
+    /// Refused with this message.
+    Refused(String),
+}
+
+/// The group a file belongs to: its main database's name. A database commits together with its
+/// rollback journal (`-journal`), WAL (`-wal`) and super-journals (`-mj` + hex digits).
+pub(crate) fn group_of(name: &str) -> &str {
+    if let Some(db) = name.strip_suffix("-journal") {
+        return db;
+    }
+    if let Some(db) = name.strip_suffix("-wal") {
+        return db;
+    }
+    if let Some(i) = name.rfind("-mj") {
+        let tail = &name[i + 3..];
+        if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return &name[..i];
+        }
+    }
+    name
+}
+
+/// Whether `name` is a super-journal (a multi-database commit is in progress while one exists).
+fn is_super_journal(name: &str) -> bool {
+    group_of(name) != name && !name.ends_with("-journal") && !name.ends_with("-wal")
+}
+
+/// Commits the open changes of `group` (or of every file, while a multi-database commit's
+/// super-journal is open, so the databases of one volume commit together).
+pub(crate) fn commit_group<S: Storage>(
+    shared: &Shared<S>,
+    group: &str,
+    wal: bool,
+    op: Op,
+) -> VfsResult<()> {
+    let sync = shared
+        .synchronous
+        .borrow()
+        .get(group)
+        .copied()
+        .unwrap_or_default()
+        .level(wal);
+    let mut vol = volume(shared)?;
+    let multi = vol.has_uncommitted_where(&is_super_journal);
+    let in_group = |n: &str| group_of(n) == group;
+    let scope = if multi {
+        Scope::All
+    } else {
+        Scope::Files(&in_group)
+    };
+    vol.commit_with(scope, sync)
+        .map_err(|e| volume_error(op, e))?;
+    drop(vol);
+    shared.bump(|s| s.commits += 1);
+    Ok(())
 }
 
 /// A logical file of the volume.
 pub(crate) struct VolumeBacking {
     id: FileId,
     name: Rc<str>,
+    /// [`group_of`] the name.
+    group: Rc<str>,
     kind: Option<FileKind>,
     read_only: bool,
     delete_on_close: bool,
     held: Held,
-    batch: Option<Batch>,
+    /// Between `BEGIN_ATOMIC_WRITE` and its commit or rollback.
+    in_batch: bool,
     /// `PRAGMA locking_mode=EXCLUSIVE` was seen on this (main database) file.
     exclusive_locking: bool,
     /// Declares `SQLITE_IOCAP_BATCH_ATOMIC` (main databases, unless disabled).
@@ -249,6 +332,7 @@ impl<S: Storage + 'static> File<S> {
         opened(&shared);
         let batch_atomic = kind == Some(FileKind::MainDb) && shared.opts.batch_atomic;
         let name: Rc<str> = Rc::from(name);
+        let group: Rc<str> = Rc::from(group_of(&name));
         if let Ok(mut locks) = shared.locks.try_borrow_mut() {
             locks.attach(&name);
         }
@@ -258,11 +342,12 @@ impl<S: Storage + 'static> File<S> {
             backing: Backing::Volume(VolumeBacking {
                 id,
                 name,
+                group,
                 kind,
                 read_only,
                 delete_on_close,
                 held: Held::NONE,
-                batch: None,
+                in_batch: false,
                 exclusive_locking: false,
                 batch_atomic,
             }),
@@ -291,28 +376,23 @@ impl<S: Storage + 'static> File<S> {
         catch(shared, op, || f(shared, &self.backing))
     }
 
-    /// `SQLITE_FCNTL_BEGIN_ATOMIC_WRITE`.
+    /// `SQLITE_FCNTL_BEGIN_ATOMIC_WRITE`: the batch's writes go to the volume as they come;
+    /// they are one commit at `COMMIT_ATOMIC_WRITE`, or rolled back.
     pub(crate) fn begin_atomic_write(&mut self) -> VfsResult<()> {
-        self.run(Op::Write, |shared, b| {
+        self.run(Op::Write, |_, b| {
             let Backing::Volume(v) = b else {
                 return Err(error(
                     VfsErrorCode::NotFound,
                     "no atomic writes on temp files",
                 ));
             };
-            let size = volume(shared)?
-                .len(v.id)
-                .map_err(|e| volume_error(Op::Size, e))?;
-            v.batch = Some(Batch {
-                ops: Vec::new(),
-                size,
-            });
+            v.in_batch = true;
             Ok(())
         })
     }
 
-    /// `SQLITE_FCNTL_COMMIT_ATOMIC_WRITE`: applies the batch and commits the volume, so the
-    /// whole batch is one atomic log append.
+    /// `SQLITE_FCNTL_COMMIT_ATOMIC_WRITE`: the whole batch is one volume commit (one log
+    /// append). On failure the engine has rolled the batch back.
     pub(crate) fn commit_atomic_write(&mut self) -> VfsResult<()> {
         self.run(Op::AtomicCommit, |shared, b| {
             let Backing::Volume(v) = b else {
@@ -321,33 +401,26 @@ impl<S: Storage + 'static> File<S> {
                     "no atomic writes on temp files",
                 ));
             };
-            let Some(batch) = v.batch.take() else {
+            if !std::mem::take(&mut v.in_batch) {
                 return Err(error(
                     VfsErrorCode::Misuse,
                     "COMMIT_ATOMIC_WRITE without BEGIN_ATOMIC_WRITE",
                 ));
-            };
-            let mut vol = volume(shared)?;
-            for op in batch.ops {
-                match op {
-                    BatchOp::Write { offset, data } => vol.write(v.id, offset, &data),
-                    BatchOp::Truncate(len) => vol.set_len(v.id, len),
-                }
-                .map_err(|e| volume_error(Op::AtomicCommit, e))?;
             }
-            vol.commit()
-                .map_err(|e| volume_error(Op::AtomicCommit, e))?;
-            drop(vol);
+            commit_group(shared, &v.group, false, Op::AtomicCommit)?;
             shared.bump(|s| s.atomic_commits += 1);
             Ok(())
         })
     }
 
-    /// `SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE`: forgets the batch.
+    /// `SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE`: the batch's writes are rolled back.
     pub(crate) fn rollback_atomic_write(&mut self) -> VfsResult<()> {
         self.run(Op::Write, |shared, b| {
             if let Backing::Volume(v) = b {
-                if v.batch.take().is_some() {
+                if std::mem::take(&mut v.in_batch) {
+                    let group = v.group.clone();
+                    let in_group = |n: &str| group_of(n) == &*group;
+                    volume(shared)?.rollback_with(Scope::Files(&in_group));
                     shared.bump(|s| s.atomic_rollbacks += 1);
                 }
             }
@@ -355,15 +428,22 @@ impl<S: Storage + 'static> File<S> {
         })
     }
 
-    /// `SQLITE_FCNTL_PRAGMA`, seen before SQLite runs the pragma. `Err(message)` refuses it.
-    pub(crate) fn pragma(
-        &mut self,
-        name: &str,
-        value: Option<&str>,
-    ) -> VfsResult<Result<(), String>> {
-        self.run(Op::Access, |_, b| {
+    /// `SQLITE_FCNTL_COMMIT_PHASETWO`: the transaction has committed as far as SQLite is
+    /// concerned (journal finalized); commit the volume before SQLite unlocks.
+    pub(crate) fn commit_phase_two(&mut self) -> VfsResult<()> {
+        self.run(Op::Commit, |shared, b| {
             let Backing::Volume(v) = b else {
-                return Ok(Ok(()));
+                return Ok(());
+            };
+            commit_group(shared, &v.group, false, Op::Commit)
+        })
+    }
+
+    /// `SQLITE_FCNTL_PRAGMA`, seen before SQLite runs the pragma.
+    pub(crate) fn pragma(&mut self, name: &str, value: Option<&str>) -> VfsResult<PragmaOutcome> {
+        self.run(Op::Access, |shared, b| {
+            let Backing::Volume(v) = b else {
+                return Ok(PragmaOutcome::NotHandled);
             };
             if name.eq_ignore_ascii_case("locking_mode") {
                 if let Some(value) = value {
@@ -372,23 +452,47 @@ impl<S: Storage + 'static> File<S> {
                     } else if value.eq_ignore_ascii_case("normal") {
                         v.exclusive_locking = false;
                     }
+                    if let Ok(mut set) = shared.exclusive.try_borrow_mut() {
+                        if v.exclusive_locking {
+                            set.insert(v.group.clone());
+                        } else {
+                            set.remove(&v.group);
+                        }
+                    }
                 }
             } else if name.eq_ignore_ascii_case("journal_mode")
                 && value.is_some_and(|m| m.eq_ignore_ascii_case("wal"))
                 && !v.exclusive_locking
             {
-                return Ok(Err(
-                    "journal_mode=WAL needs PRAGMA locking_mode=EXCLUSIVE first: this VFS has no \
-                     shared memory (xShmMap), so SQLite can only keep the WAL index in heap memory"
-                        .to_owned(),
-                ));
+                return Ok(PragmaOutcome::Refused(WAL_NEEDS_EXCLUSIVE.to_owned()));
+            } else if name.eq_ignore_ascii_case("synchronous") {
+                let mut map = shared
+                    .synchronous
+                    .try_borrow_mut()
+                    .map_err(|_| error(VfsErrorCode::Misuse, "pragma table busy"))?;
+                return Ok(match value {
+                    None => PragmaOutcome::Handled(Some(
+                        map.get(&*v.group)
+                            .copied()
+                            .unwrap_or_default()
+                            .number()
+                            .to_owned(),
+                    )),
+                    Some(text) => match Synchronous::parse(text) {
+                        Some(level) => {
+                            map.insert(v.group.clone(), level);
+                            PragmaOutcome::Handled(None)
+                        }
+                        None => PragmaOutcome::NotHandled,
+                    },
+                });
             }
-            Ok(Ok(()))
+            Ok(PragmaOutcome::NotHandled)
         })
     }
 
-    /// Called by `xClose`: releases locks, deletes delete-on-close files and flushes the volume
-    /// for a main database if so configured.
+    /// Called by `xClose`: releases locks, deletes delete-on-close files, commits what a main
+    /// database left open and makes it durable if so configured.
     pub(crate) fn close(mut self) -> VfsResult<()> {
         if let Err(e) = check_thread(self.owner) {
             // Never touch or drop our `Rc` on a foreign thread: leak the handle instead.
@@ -401,24 +505,33 @@ impl<S: Storage + 'static> File<S> {
             let Backing::Volume(v) = b else {
                 return Ok(());
             };
-            v.batch = None;
             if let Ok(mut locks) = shared.locks.try_borrow_mut() {
                 locks.detach(&v.name, &mut v.held);
             }
-            let mut vol = volume(shared)?;
             if v.delete_on_close {
+                let mut vol = volume(shared)?;
                 match vol.delete_id(v.id) {
                     Ok(()) | Err(Error::StaleId { .. }) => {}
                     Err(e) => return Err(volume_error(Op::Close, e)),
                 }
             }
-            if shared.opts.flush_on_close && v.kind == Some(FileKind::MainDb) {
-                vol.flush().map_err(|e| volume_error(Op::Close, e))?;
+            if v.kind == Some(FileKind::MainDb) {
+                commit_group(shared, &v.group, false, Op::Close)?;
+                if shared.opts.flush_on_close {
+                    volume(shared)?
+                        .sync()
+                        .map_err(|e| volume_error(Op::Close, e))?;
+                }
             }
             Ok(())
         })
     }
 }
+
+/// Why `journal_mode=WAL` is refused without exclusive locking.
+pub(crate) const WAL_NEEDS_EXCLUSIVE: &str =
+    "journal_mode=WAL needs PRAGMA locking_mode=EXCLUSIVE first: this VFS has no shared memory \
+     (xShmMap), so SQLite can only keep the WAL index in heap memory";
 
 fn read_only_error() -> VfsError {
     error(VfsErrorCode::ReadOnly, "file was opened read-only")
@@ -438,18 +551,9 @@ impl<S: Storage + 'static> VfsFile for File<S> {
     fn read(&mut self, buf: &mut [u8], offset: u64) -> VfsResult<usize> {
         self.run(Op::Read, |shared, b| match b {
             Backing::Memory(m) => m.read(buf, offset),
-            Backing::Volume(v) => {
-                let n = volume(shared)?
-                    .read(v.id, offset, buf)
-                    .map_err(|e| volume_error(Op::Read, e))?;
-                match &v.batch {
-                    None => Ok(n),
-                    Some(batch) => {
-                        buf[n..].fill(0);
-                        Ok(batch.overlay(offset, buf))
-                    }
-                }
-            }
+            Backing::Volume(v) => volume(shared)?
+                .read(v.id, offset, buf)
+                .map_err(|e| volume_error(Op::Read, e)),
         })
     }
 
@@ -459,17 +563,6 @@ impl<S: Storage + 'static> VfsFile for File<S> {
             Backing::Volume(v) => {
                 if v.read_only {
                     return Err(read_only_error());
-                }
-                if let Some(batch) = &mut v.batch {
-                    let end = offset
-                        .checked_add(buf.len() as u64)
-                        .ok_or_else(|| error(VfsErrorCode::IoWrite, "write offset out of range"))?;
-                    batch.size = batch.size.max(end);
-                    batch.ops.push(BatchOp::Write {
-                        offset,
-                        data: buf.to_vec(),
-                    });
-                    return Ok(());
                 }
                 volume(shared)?
                     .write(v.id, offset, buf)
@@ -485,11 +578,6 @@ impl<S: Storage + 'static> VfsFile for File<S> {
                 if v.read_only {
                     return Err(read_only_error());
                 }
-                if let Some(batch) = &mut v.batch {
-                    batch.size = size;
-                    batch.ops.push(BatchOp::Truncate(size));
-                    return Ok(());
-                }
                 volume(shared)?
                     .set_len(v.id, size)
                     .map_err(|e| volume_error(Op::Truncate, e))
@@ -497,39 +585,37 @@ impl<S: Storage + 'static> VfsFile for File<S> {
         })
     }
 
-    /// A volume commit: the volume makes every change since the last commit durable (per its
-    /// durability level) atomically, whichever file it belongs to. Temp files: nothing.
+    /// A WAL file's sync is its database's commit point (see the module docs); any other
+    /// file's sync is within a transaction and commits nothing.
     fn sync(&mut self, _options: SyncOptions) -> VfsResult<()> {
         self.run(Op::Sync, |shared, b| match b {
-            Backing::Memory(_) => Ok(()),
-            Backing::Volume(v) if is_transient(v.kind) => Ok(()),
-            Backing::Volume(_) => {
-                volume(shared)?
-                    .commit()
-                    .map_err(|e| volume_error(Op::Sync, e))?;
+            Backing::Volume(v) if v.kind == Some(FileKind::Wal) => {
+                commit_group(shared, &v.group, true, Op::Sync)?;
                 shared.bump(|s| s.syncs += 1);
                 Ok(())
             }
+            Backing::Volume(v) if !is_transient(v.kind) => {
+                shared.bump(|s| s.syncs += 1);
+                Ok(())
+            }
+            _ => Ok(()),
         })
     }
 
     fn size(&self) -> VfsResult<u64> {
         self.run_ref(Op::Size, |shared, b| match b {
             Backing::Memory(m) => m.size(),
-            Backing::Volume(v) => match &v.batch {
-                Some(batch) => Ok(batch.size),
-                None => shared
-                    .volume
-                    .try_borrow()
-                    .map_err(|_| {
-                        error(
-                            VfsErrorCode::Misuse,
-                            "volume borrowed during an SQLite call",
-                        )
-                    })?
-                    .len(v.id)
-                    .map_err(|e| volume_error(Op::Size, e)),
-            },
+            Backing::Volume(v) => shared
+                .volume
+                .try_borrow()
+                .map_err(|_| {
+                    error(
+                        VfsErrorCode::Misuse,
+                        "volume borrowed during an SQLite call",
+                    )
+                })?
+                .len(v.id)
+                .map_err(|e| volume_error(Op::Size, e)),
         })
     }
 
@@ -561,16 +647,33 @@ impl<S: Storage + 'static> VfsFile for File<S> {
         })
     }
 
+    /// Dropping a main database to SHARED or NONE ends its write transaction: whatever it left
+    /// open (a ROLLBACK's restored pages, a hot journal rolled back) is committed, written but
+    /// not waited for — the content equals what was committed before.
     fn unlock(&mut self, level: LockLevel) -> VfsResult<()> {
         self.run(Op::Lock, |shared, b| {
             let Backing::Volume(v) = b else {
                 return Ok(());
             };
-            let mut locks = shared
-                .locks
-                .try_borrow_mut()
-                .map_err(|_| error(VfsErrorCode::IoUnlock, "lock table busy"))?;
-            locks.unlock(&v.name, &mut v.held, level);
+            let was_writing = v.held.level >= LockLevel::Reserved;
+            {
+                let mut locks = shared
+                    .locks
+                    .try_borrow_mut()
+                    .map_err(|_| error(VfsErrorCode::IoUnlock, "lock table busy"))?;
+                locks.unlock(&v.name, &mut v.held, level);
+            }
+            if was_writing && v.kind == Some(FileKind::MainDb) && level <= LockLevel::Shared {
+                let group = v.group.clone();
+                let pending =
+                    volume(shared)?.has_uncommitted_where(&|n: &str| group_of(n) == &*group);
+                if pending {
+                    let mut vol = volume(shared)?;
+                    let in_group = |n: &str| group_of(n) == &*group;
+                    vol.commit_with(Scope::Files(&in_group), SyncLevel::WriteOnly)
+                        .map_err(|e| volume_error(Op::Lock, e))?;
+                }
+            }
             Ok(())
         })
     }
@@ -606,27 +709,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn batch_overlay_applies_writes_and_truncations_in_order() {
-        let b = Batch {
-            ops: vec![
-                BatchOp::Write {
-                    offset: 2,
-                    data: vec![1, 2, 3, 4],
-                },
-                BatchOp::Truncate(4),
-                BatchOp::Write {
-                    offset: 7,
-                    data: vec![9],
-                },
-            ],
-            size: 8,
-        };
-        let mut buf = [5u8; 10];
-        assert_eq!(b.overlay(0, &mut buf), 8);
-        assert_eq!(buf, [5, 5, 1, 2, 0, 0, 0, 9, 0, 0]);
-        let mut buf = [5u8; 3];
-        assert_eq!(b.overlay(6, &mut buf), 2);
-        assert_eq!(buf, [0, 9, 0]);
-        assert_eq!(b.overlay(8, &mut [0u8; 4]), 0);
+    fn groups_follow_sqlite_names() {
+        assert_eq!(group_of("app.db"), "app.db");
+        assert_eq!(group_of("app.db-journal"), "app.db");
+        assert_eq!(group_of("app.db-wal"), "app.db");
+        assert_eq!(group_of("app.db-mj0A1B2C3D"), "app.db");
+        assert_eq!(
+            group_of("notes-mjx"),
+            "notes-mjx",
+            "not hex: not a super-journal"
+        );
+        assert!(is_super_journal("app.db-mj0A1B2C3D"));
+        assert!(!is_super_journal("app.db-journal"));
+    }
+
+    #[test]
+    fn synchronous_levels() {
+        assert_eq!(Synchronous::parse("OFF"), Some(Synchronous::Off));
+        assert_eq!(Synchronous::parse(" 1 "), Some(Synchronous::Normal));
+        assert_eq!(Synchronous::parse("bogus"), None);
+        assert_eq!(Synchronous::Off.level(false), SyncLevel::WriteOnly);
+        assert_eq!(Synchronous::Normal.level(false), SyncLevel::Full);
+        assert_eq!(Synchronous::Normal.level(true), SyncLevel::WriteOnly);
+        assert_eq!(Synchronous::Extra.level(true), SyncLevel::Full);
     }
 }

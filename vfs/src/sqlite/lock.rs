@@ -8,10 +8,36 @@
 //! - EXCLUSIVE first takes PENDING (stopping new readers), then is refused while other handles
 //!   still hold SHARED; the handle keeps PENDING and SQLite retries.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use rsqlite_vfs::LockLevel;
+
+use super::SharedVolume;
+use crate::storage::Storage;
+
+thread_local! {
+    /// Lock tables by volume (the address of its `Rc<RefCell<Volume>>`): every VFS registered
+    /// over one volume shares one table. An entry lives as long as a registration holds it, and
+    /// a registration holds the volume, so an address is not reused while its entry lives.
+    static TABLES: RefCell<HashMap<usize, Weak<RefCell<LockTable>>>> = RefCell::new(HashMap::new());
+}
+
+/// The lock table of `volume`, shared with every other registration over it.
+pub(crate) fn table_for<S: Storage>(volume: &SharedVolume<S>) -> Rc<RefCell<LockTable>> {
+    let key = Rc::as_ptr(volume) as *const () as usize;
+    TABLES.with(|t| {
+        let mut t = t.borrow_mut();
+        t.retain(|_, w| w.strong_count() > 0);
+        if let Some(table) = t.get(&key).and_then(Weak::upgrade) {
+            return table;
+        }
+        let table = Rc::new(RefCell::new(LockTable::default()));
+        t.insert(key, Rc::downgrade(&table));
+        table
+    })
+}
 
 /// What all handles of one name hold together.
 #[derive(Debug, Default)]

@@ -22,11 +22,12 @@
 //!   so the VFS instance is bound to the thread that registered it. Every callback checks the
 //!   calling thread first and fails with `SQLITE_MISUSE` on any other thread (possible natively,
 //!   because a rusqlite `Connection` is `Send`), before it touches any shared state.
-//! - Several connections to one database inside one VFS instance are allowed and see each
-//!   other's commits; SQLite's five lock levels are kept in a per-name table shared by every
-//!   handle of the instance, so a conflicting connection gets `SQLITE_BUSY` (the detail is kept
-//!   for [`VfsHandle::last_error`]), never a torn read. Nothing coordinates *two* VFS instances
-//!   or two volumes over the same storage: the storage backend's own lock refuses a second mount.
+//! - Several connections to one database are allowed and see each other's commits; SQLite's
+//!   five lock levels are kept in a per-name table that belongs to the volume: every handle of
+//!   every VFS registered over the same [`SharedVolume`] shares it, so a conflicting connection
+//!   gets `SQLITE_BUSY` (the detail is kept for [`VfsHandle::last_error`]), never a torn read.
+//!   Two volumes over the same storage cannot exist: the storage backend's own lock refuses a
+//!   second mount.
 //! - No shared memory (`xShmMap`): WAL works only with `PRAGMA locking_mode=EXCLUSIVE` set first
 //!   (SQLite then keeps the WAL index in heap memory). `PRAGMA journal_mode=WAL` without it fails
 //!   with an error that says so, instead of SQLite's silent fallback.
@@ -153,8 +154,11 @@ pub struct VfsStats {
     pub atomic_commits: u64,
     /// `SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE`: batches discarded.
     pub atomic_rollbacks: u64,
-    /// `xSync` calls that committed the volume (sync of a temp file is not counted).
+    /// `xSync` calls on database, journal and WAL files (a WAL's sync is a commit point).
     pub syncs: u64,
+    /// Volume commits the VFS made (one per SQLite transaction that changed something, at its
+    /// commit point: batch commit, phase two, WAL sync, unlock after a rollback, close).
+    pub commits: u64,
     /// `xDelete` calls.
     pub deletes: u64,
     /// Lock requests refused with `SQLITE_BUSY`.
@@ -182,7 +186,12 @@ pub(crate) struct Shared<S: Storage> {
     pub(crate) owner: ThreadId,
     pub(crate) volume: SharedVolume<S>,
     pub(crate) opts: VfsOptions,
-    pub(crate) locks: RefCell<LockTable>,
+    /// SQLite's lock levels per file name, shared by every registration over this volume.
+    pub(crate) locks: Rc<RefCell<LockTable>>,
+    /// What `PRAGMA synchronous` asked, per database group (see `file::group_of`).
+    pub(crate) synchronous: RefCell<std::collections::HashMap<Rc<str>, file::Synchronous>>,
+    /// Databases whose connection set `PRAGMA locking_mode=EXCLUSIVE`.
+    pub(crate) exclusive: RefCell<std::collections::HashSet<Rc<str>>>,
     pub(crate) open_files: Cell<usize>,
     pub(crate) next_temp: Cell<u64>,
     pub(crate) last_error: RefCell<Option<VfsError>>,
@@ -258,12 +267,15 @@ pub fn register_with<S: Storage + 'static>(
 }
 
 fn new_shared<S: Storage>(name: &str, volume: SharedVolume<S>, opts: VfsOptions) -> Shared<S> {
+    let locks = lock::table_for(&volume);
     Shared {
         name: name.to_owned(),
         owner: std::thread::current().id(),
         volume,
         opts,
-        locks: RefCell::new(LockTable::default()),
+        locks,
+        synchronous: RefCell::new(std::collections::HashMap::new()),
+        exclusive: RefCell::new(std::collections::HashSet::new()),
         open_files: Cell::new(0),
         next_temp: Cell::new(0),
         last_error: RefCell::new(None),

@@ -150,7 +150,33 @@ impl<S: Storage + 'static> VfsStore for Store<S> {
     fn access(data: &AppData<S>, name: &str, _mode: AccessMode) -> VfsResult<bool> {
         let shared = data.shared()?;
         // Every file of the volume is readable and writable.
-        catch(&shared, Op::Access, || Ok(volume(&shared)?.exists(name)))
+        catch(&shared, Op::Access, || {
+            let exists = volume(&shared)?.exists(name);
+            // SQLite asks whether a WAL exists before its first read of a database; without
+            // exclusive locking it then fails with a bare SQLITE_CANTOPEN (no shared memory
+            // here). Leave the reason where `VfsHandle::last_error` (and xGetLastError) finds it.
+            if exists {
+                if let Some(db) = name.strip_suffix("-wal") {
+                    let exclusive = shared
+                        .exclusive
+                        .try_borrow()
+                        .is_ok_and(|set| set.contains(db));
+                    if !exclusive {
+                        if let Ok(mut last) = shared.last_error.try_borrow_mut() {
+                            *last = Some(VfsError::new(
+                                VfsErrorCode::CantOpen,
+                                format!(
+                                    "database {db:?} is in WAL mode; {}",
+                                    super::file::WAL_NEEDS_EXCLUSIVE
+                                )
+                                .into(),
+                            ));
+                        }
+                    }
+                }
+            }
+            Ok(exists)
+        })
     }
 
     /// The namespace is flat: names are kept as given (SQLite appends `-journal`/`-wal`).
@@ -164,10 +190,8 @@ impl<S: Storage + 'static> VfsStore for Store<S> {
         Ok(name.to_owned())
     }
 
-    /// Deletes and commits, whatever `sync_dir` says: SQLite deletes a rollback journal to
-    /// commit a transaction in DELETE mode and asks for a directory sync only with
-    /// `synchronous=EXTRA`; without the commit here the deletion would wait for the next commit,
-    /// and a crash before it would roll an acknowledged transaction back.
+    /// Deletes, whatever `sync_dir` says (the deletion becomes durable with its database's
+    /// commit).
     fn delete_file(data: &AppData<S>, name: &str, _sync_dir: bool) -> VfsResult<()> {
         let shared = data.shared()?;
         catch(&shared, Op::Delete, || {
@@ -182,7 +206,9 @@ impl<S: Storage + 'static> VfsStore for Store<S> {
                 }
                 Err(e) => return Err(volume_error(Op::Delete, e)),
             }
-            vol.commit().map_err(|e| volume_error(Op::Sync, e))?;
+            // No commit here: a journal's deletion is part of its transaction, committed with
+            // it at the transaction's commit point (see `file.rs`); a deletion outside one is
+            // committed by the database's next commit point or its close.
             drop(vol);
             shared.bump(|s| s.deletes += 1);
             Ok(())

@@ -390,9 +390,20 @@ struct Shared {
     faults: Vec<Fault>,
     crash_at: Option<CrashAt>,
     frozen: bool,
+    /// Most bytes all files together may hold (a storage quota): a call that would make the
+    /// total larger fails with `QuotaExceeded` and changes nothing.
+    quota: Option<u64>,
 }
 
 impl Shared {
+    /// Whether growing by `more` bytes would pass the quota.
+    fn over_quota(&self, more: u64) -> bool {
+        self.quota.is_some_and(|q| {
+            let total: u64 = self.files.iter().map(|f| f.current.len() as u64).sum();
+            total + more > q
+        })
+    }
+
     /// Bookkeeping common to every call: counts it, fires a crash point or a fault. `Ok(None)`:
     /// proceed normally.
     fn enter(&mut self, op: FaultOp, file: PhysicalFileId) -> Result<Option<FaultEffect>, Frozen> {
@@ -722,6 +733,22 @@ impl CrashStorage {
         });
     }
 
+    /// Sets a quota: the files together may hold at most `bytes` (`None`: unlimited). A write
+    /// or `set_len` that would grow the total beyond it fails with
+    /// [`StorageError::QuotaExceeded`] and changes nothing, like a browser's storage quota.
+    pub fn set_quota(&self, bytes: Option<u64>) {
+        self.lock().quota = bytes;
+    }
+
+    /// Bytes all files hold now.
+    pub fn total_len(&self) -> u64 {
+        self.lock()
+            .files
+            .iter()
+            .map(|f| f.current.len() as u64)
+            .sum()
+    }
+
     /// Removes every fault (and a crash point not reached yet). Does not unfreeze.
     pub fn clear_faults(&self) {
         let mut s = self.lock();
@@ -823,7 +850,13 @@ impl PhysicalFile for CrashFile {
             offset,
             data: data.to_vec(),
         };
-        let grows = end > s.files[self.id.index()].current.len() as u64;
+        let cur = s.files[self.id.index()].current.len() as u64;
+        let grows = end > cur;
+        if grows && s.over_quota(end - cur) {
+            return Err(StorageError::QuotaExceeded {
+                message: "quota exceeded (simulated)".into(),
+            });
+        }
         match s.enter_growing(FaultOp::Write, self.id, grows) {
             Err(Frozen::Before) => Err(power_loss(FaultOp::Write)),
             Err(Frozen::Now) => {
@@ -869,7 +902,13 @@ impl PhysicalFile for CrashFile {
     fn set_len(&mut self, len: u64) -> StorageResult<()> {
         to_usize(len)?;
         let mut s = self.lock();
-        let grows = len > s.files[self.id.index()].current.len() as u64;
+        let cur = s.files[self.id.index()].current.len() as u64;
+        let grows = len > cur;
+        if grows && s.over_quota(len - cur) {
+            return Err(StorageError::QuotaExceeded {
+                message: "quota exceeded (simulated)".into(),
+            });
+        }
         match s.enter_growing(FaultOp::SetLen, self.id, grows) {
             Err(Frozen::Before) => Err(power_loss(FaultOp::SetLen)),
             Err(Frozen::Now) => {

@@ -364,6 +364,14 @@ impl<S: Storage> Volume<S> {
         !self.pending.is_empty()
     }
 
+    /// Whether a file whose name (now, or when its change began) satisfies `f` has an
+    /// uncommitted change.
+    pub fn has_uncommitted_where(&self, f: &dyn Fn(&str) -> bool) -> bool {
+        self.pending.iter().any(|(id, p)| {
+            f(&p.name) || f(&p.logged.name) || self.files.get(id).is_some_and(|c| f(&c.name))
+        })
+    }
+
     /// Physical bytes in use: data file extent plus log length.
     pub(crate) fn physical_bytes(&self) -> u64 {
         self.alloc.count * PAGE + self.log.end().max(self.physical_len[1])
