@@ -15,6 +15,7 @@
 //!   rolled-back volume consistent with it;
 //! - `xUnlock` of a main database to SHARED or NONE with changes still open (a ROLLBACK, a hot
 //!   journal rolled back), and `xClose` of a main database.
+//!
 //! `xSync` of databases and journals commits nothing (they are within the transaction).
 //!
 //! `PRAGMA synchronous` is answered by the VFS itself (SQLite keeps its default, FULL, so its
