@@ -257,6 +257,11 @@ fn run_with(
     let mut model = start;
     let trace = std::env::var_os("CRASH_TRACE").is_some();
     for (i, op) in ops.iter().enumerate() {
+        if !storage.is_frozen() {
+            if let Err(e) = v.check_invariants() {
+                return Err(format!("before op {i} ({op:?}): invariant: {e}"));
+            }
+        }
         if trace {
             eprintln!("  [{}] op {i}: {op:?}", storage.counts().mutations - before);
         }

@@ -283,6 +283,8 @@ fn run(mode: BufferMode, durability: Durability, ops: &[Op]) -> Result<(), TestC
                 stale.clear();
             }
         }
+        v.check_invariants()
+            .map_err(|e| TestCaseError::fail(format!("step {step} ({op:?}): invariant: {e}")))?;
         let got =
             read_state(&mut v).map_err(|e| TestCaseError::fail(format!("step {step}: {e}")))?;
         prop_assert!(
