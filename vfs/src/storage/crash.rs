@@ -689,6 +689,11 @@ impl CrashStorage {
         self.lock().counts
     }
 
+    /// Restarts the call counts from zero (crash points count from here).
+    pub fn clear_counts(&self) {
+        self.lock().counts = CallCounts::default();
+    }
+
     // --- faults --------------------------------------------------------------------------
 
     /// Adds a fault. Faults are checked in the order added; the first that fires decides.
