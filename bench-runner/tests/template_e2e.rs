@@ -173,7 +173,7 @@ fn notes_app_template_outside_the_workspace() {
                     let per_insert: Vec<u64> = report.probes.iter().map(|p| p.flushes).collect();
                     eprintln!(
                         "e2e: {browser}: per autocommit INSERT (Strict): flushes {:?}, writes {:?}, \
-                         bytes written {:?}, atomic batches {:?}, xSync commits {:?}",
+                         bytes written {:?}, atomic batches {:?}, xSync calls {:?}",
                         per_insert,
                         report.probes.iter().map(|p| p.writes).collect::<Vec<_>>(),
                         report.probes.iter().map(|p| p.written_bytes).collect::<Vec<_>>(),

@@ -85,7 +85,8 @@ struct Stats {
     volume_commits: u64,
     /// SQLite transactions committed as one atomic batch (`SQLITE_FCNTL_COMMIT_ATOMIC_WRITE`).
     atomic_commits: u64,
-    /// SQLite `xSync` calls that committed the volume.
+    /// SQLite `xSync` calls on database and journal files (each a volume commit, which writes
+    /// nothing when an atomic batch has already committed).
     syncs: u64,
 }
 
