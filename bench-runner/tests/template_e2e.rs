@@ -113,12 +113,14 @@ fn notes_app_template_outside_the_workspace() {
     });
     let log = out.join("build.log");
     let t = Instant::now();
+    // One open file for both streams (a shared offset: neither overwrites the other).
+    let log_file = fs::File::create(&log).unwrap();
     let status = user_command("bash", &copy)
         .arg("build.sh")
         .env("CARGO_TARGET_DIR", &target)
         .env("WASM_OPT", &wasm_opt)
-        .stdout(fs::File::create(&log).unwrap())
-        .stderr(fs::File::options().append(true).open(&log).unwrap())
+        .stdout(log_file.try_clone().unwrap())
+        .stderr(log_file)
         .status()
         .expect("e2e: running build.sh");
     let build_log = fs::read_to_string(&log).unwrap_or_default();
