@@ -145,9 +145,13 @@ fi
 
 # --- 2. Debian packages ------------------------------------------------------------------------
 # clang + llvm (llvm-ar): compile SQLite's C for wasm32; build-essential + pkg-config: native
-# builds and cargo install; binaryen: wasm-opt for release page builds.
+# builds and cargo install. wasm-opt comes from npm (step 4), not Debian: Debian 12's binaryen 108
+# breaks our modules. node/npm: Debian's packages, only when the commands are missing (a
+# NodeSource nodejs, which bundles npm, conflicts with Debian's npm package).
 
-apt_packages=(build-essential pkg-config clang llvm binaryen)
+apt_packages=(build-essential pkg-config clang llvm)
+command -v node >/dev/null 2>&1 || apt_packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || apt_packages+=(npm)
 if [[ "$SETUP_SKIP_BROWSERS" != 1 ]]; then
     apt_packages+=(chromium chromium-driver firefox-esr)
 fi
@@ -206,6 +210,22 @@ if [[ -z "$WASM_BINDGEN_VERSION" ]]; then
 else
     cargo_install_tool "wasm-bindgen-cli $WASM_BINDGEN_VERSION" wasm-bindgen \
         "$WASM_BINDGEN_VERSION" wasm-bindgen-cli fallback-unlocked
+fi
+
+# --- 4. wasm-opt: binaryen from npm, pinned by tools/binaryen/package-lock.json -----------------
+
+binaryen_dir="$ROOT/tools/binaryen"
+binaryen_want="$(node -e 'process.stdout.write(require(process.argv[1]).dependencies.binaryen)' \
+    "$binaryen_dir/package.json")"
+step_begin "binaryen $binaryen_want (npm ci in tools/binaryen)"
+binaryen_have="$("$binaryen_dir/node_modules/.bin/wasm-opt" --version 2>/dev/null \
+    | grep -oE '[0-9]+' | head -n 1 || true)"
+if [[ -n "$binaryen_have" && "$binaryen_have" == "${binaryen_want%%.*}" ]]; then
+    step_end "already present"
+else
+    run_logged npm-ci-binaryen npm ci --prefix "$binaryen_dir" --no-audit --no-fund \
+        || step_fail "npm ci in tools/binaryen"
+    step_end "ok"
 fi
 
 say "done in $(fmt_secs $(( $(now_us) - TOTAL_START )))"

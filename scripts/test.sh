@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # THE test command: set-up, then every test gate in order, failing fast.
 #
-#   a. cargo fmt --all -- --check
-#   b. cargo clippy --workspace --all-targets -- -D warnings            (host)
-#   c. cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-sql -p bench-fs -p web -- -D warnings
-#   d. cargo test --workspace                                           (native)
+#   a. scripts/check-pins.sh: tool versions agree across Cargo.lock, setup.sh, template, docs
+#   b. cargo fmt --all -- --check
+#   c. cargo clippy --workspace --all-targets -- -D warnings            (host)
+#   d. cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-sql -p bench-fs -p web -- -D warnings
+#      and the template (examples/notes-app, not a workspace member): fmt --check + wasm32 clippy
+#   e. cargo test --workspace                                           (native)
 #      then the end-to-end gates: web/build.sh, serve build, the page's quick preset in headless
-#      Chromium and Firefox (bench-runner/tests/e2e.rs, run with --ignored)
-#   e. wasm-pack test --headless --chrome --firefox per browser-test crate
+#      Chromium and Firefox (bench-runner/tests/e2e.rs, run with --ignored), and the template
+#      built outside the workspace and driven in both browsers (bench-runner/tests/template_e2e.rs)
+#   f. wasm-pack test --headless --chrome --firefox per browser-test crate
 #
 # Environment:
-#   BROWSER_TEST_CRATES="vfs ..."  crate directories to run browser tests for (default: vfs);
+#   BROWSER_TEST_CRATES="vfs ..."  crate directories to run browser tests for (default:
+#                                  "vfs bench-sql bench-fs");
 #                                  a crate is run only if a file under its tests/ contains
 #                                  run_in_dedicated_worker
-#   SKIP_BROWSER_TESTS=1           skip gate e
+#   SKIP_BROWSER_TESTS=1           skip the end-to-end gates and gate f
 #   WASM_BINDGEN_TEST_TIMEOUT      seconds per browser test binary (default here: 300)
 #   PROPTEST_CASES, CRASH_POINTS, RUST_LOG, ...  passed through to the tests unchanged
 #   SETUP_SKIP_BROWSERS=1 etc.     passed through to scripts/setup.sh
@@ -73,9 +77,16 @@ for var in PROPTEST_CASES CRASH_POINTS RUST_LOG RUST_BACKTRACE; do
 done
 
 # --- gates --------------------------------------------------------------------------------------
+gate "pins" bash scripts/check-pins.sh
 gate "fmt" cargo fmt --all -- --check
 gate "clippy (host)" cargo clippy --workspace --all-targets -- -D warnings
 gate "clippy (wasm32)" cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-sql -p bench-fs -p web -- -D warnings
+# The template is its own crate (excluded from the workspace); it shares the workspace's target
+# dir here, so the dependencies it has in common are checked once.
+TEMPLATE_MANIFEST="$ROOT/examples/notes-app/Cargo.toml"
+gate "template fmt" cargo fmt --manifest-path "$TEMPLATE_MANIFEST" -- --check
+gate "template clippy (wasm32)" env CARGO_TARGET_DIR="$ROOT/target" cargo clippy \
+    --manifest-path "$TEMPLATE_MANIFEST" --target wasm32-unknown-unknown -- -D warnings
 gate "cargo test (native)" cargo test --workspace
 
 # End-to-end (issue 6): build the page and the serve binary, then run the page's quick preset in
@@ -85,6 +96,10 @@ if [[ "$SKIP_BROWSER_TESTS" != 1 ]]; then
     gate "serve build" cargo build -p web --bin serve
     gate "end-to-end (quick preset, Chromium + Firefox)" env E2E_SERVE_BIN="$ROOT/target/debug/serve" \
         cargo test -p bench-runner --test e2e -- --ignored --nocapture
+    # The template as a user builds it: copied outside the workspace (so this repository's
+    # .cargo/config.toml does not apply), built with its ./build.sh, driven in both browsers.
+    gate "template end-to-end (outside the workspace, Chromium + Firefox)" \
+        cargo test -p bench-runner --test template_e2e -- --ignored --nocapture
 fi
 
 if [[ "$SKIP_BROWSER_TESTS" == 1 ]]; then

@@ -7,8 +7,11 @@
 #   --dev   debug build (fast to compile, slow to run: not for measurements)
 #
 # Never downloads anything: wasm-pack runs with --mode no-install and uses the wasm-bindgen CLI
-# on PATH (its version must equal the wasm-bindgen crate's in Cargo.lock). wasm-opt is off (see
-# [package.metadata.wasm-pack] in web/Cargo.toml: binaryen 108 breaks the module).
+# on PATH (its version must equal the wasm-bindgen crate's in Cargo.lock). wasm-pack's own
+# wasm-opt is off ([package.metadata.wasm-pack] in web/Cargo.toml: it would pick up Debian's
+# binaryen 108, which breaks the module); release builds then run the pinned binaryen from npm
+# (tools/binaryen, `npm ci` by scripts/setup.sh) at wasm-pack's default level, -O.
+# WASM_OPT=/path/to/wasm-opt picks another one (version >= WASM_OPT_MIN), WASM_OPT=off none.
 # Serve the result with: cargo run --release -p web --bin serve -- --dir web/dist
 set -euo pipefail
 
@@ -35,6 +38,26 @@ mkdir -p "$dist"
 # wasm-pack resolves --out-dir relative to the crate directory.
 (cd "$root" && wasm-pack build web --target web "$profile" --mode no-install --no-pack \
   --out-dir dist/pkg --out-name web)
+# wasm-opt: checked with binaryen 132 (the pin in tools/binaryen/package.json) in Chromium and
+# Firefox; binaryen 108 breaks the module ("WebAssembly.Table.set(): Argument 1 is invalid for
+# table"), so older versions are refused.
+WASM_OPT_MIN=132
+wasm_opt="${WASM_OPT:-$root/tools/binaryen/node_modules/.bin/wasm-opt}"
+if [[ "$profile" == --release && "$wasm_opt" != off ]]; then
+  [[ -x "$wasm_opt" ]] || command -v "$wasm_opt" >/dev/null \
+    || { echo "build.sh: $wasm_opt not found (bash scripts/setup.sh runs npm ci in tools/binaryen; WASM_OPT=off skips wasm-opt)" >&2; exit 1; }
+  opt_version="$("$wasm_opt" --version | grep -oE '[0-9]+' | head -n 1)"
+  if [[ "$opt_version" -lt "$WASM_OPT_MIN" ]]; then
+    echo "build.sh: $wasm_opt is binaryen $opt_version; $WASM_OPT_MIN or newer is needed (108 breaks the module)" >&2
+    exit 1
+  fi
+  wasm="$dist/pkg/web_bg.wasm"
+  before=$(stat -c %s "$wasm")
+  # Features (reference types, bulk memory, ...) come from the module's target_features section.
+  "$wasm_opt" -O "$wasm" -o "$wasm.opt"
+  mv "$wasm.opt" "$wasm"
+  echo "build.sh: wasm-opt $opt_version -O: $before -> $(stat -c %s "$wasm") bytes"
+fi
 cp "$web"/static/index.html "$web"/static/app.js "$web"/static/worker.js "$web"/static/style.css "$dist"/
 # wasm-pack writes a .gitignore ("*") into pkg/; the whole dist/ is ignored at the root already.
 rm -f "$dist/pkg/.gitignore"

@@ -1,0 +1,239 @@
+//! # notes-app: the Rust side of the template's dedicated worker
+//!
+//! `www/worker.js` loads this module and calls [`NotesDb`]; the page (`www/app.js`) talks to the
+//! worker with messages and never touches SQLite or OPFS itself. OPFS sync access handles exist
+//! only in dedicated workers, and SQLite blocks the thread it runs on, so the page stays
+//! responsive.
+//!
+//! [`NotesDb::open`] installs opfs-vfs once over an OPFS directory ([`opfs_vfs::web::install`])
+//! and opens `notes.db` with rusqlite through the VFS name it returns. rusqlite is the one
+//! opfs-vfs re-exports (`opfs_vfs::sqlite::rusqlite`), so its SQLite is the one the VFS was
+//! built for; no rusqlite dependency of your own is needed.
+//!
+//! Errors reach JavaScript as `Error` objects whose `name` says what happened:
+//! `VolumeBusy` (the directory is open in another tab or worker), `Unsupported` (no OPFS here,
+//! not a dedicated worker), `VolumeError` (I/O, corruption, storage full), `SqliteError`,
+//! `Closed`, `BadArgument`.
+//!
+//! This crate only builds for `wasm32-unknown-unknown` (`./build.sh` passes the target); on
+//! any other target it is empty.
+#![cfg(target_arch = "wasm32")]
+
+use std::fmt::Display;
+
+use opfs_vfs::sqlite::rusqlite::{self, params, Connection, OpenFlags};
+use opfs_vfs::web::{install, InstallError, InstallOptions, Installed};
+use opfs_vfs::{BufferMode, Durability};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+/// The database file inside the volume.
+const DATABASE: &str = "notes.db";
+
+/// The VFS name connections select (any name unique in this worker).
+const VFS_NAME: &str = "notes-app";
+
+/// A JavaScript `Error` with `name` set, so the page can tell "busy" from other failures.
+fn js_error(name: &str, message: impl Display) -> JsValue {
+    let e = js_sys::Error::new(&message.to_string());
+    e.set_name(name);
+    e.into()
+}
+
+fn install_error(e: InstallError) -> JsValue {
+    let name = match &e {
+        InstallError::Busy { .. } => "VolumeBusy",
+        InstallError::Unsupported { .. } => "Unsupported",
+        InstallError::Closed => "Closed",
+        _ => "VolumeError",
+    };
+    js_error(name, e)
+}
+
+fn sqlite_error(e: rusqlite::Error) -> JsValue {
+    js_error("SqliteError", e)
+}
+
+fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    // Integers beyond 2^53 fail here instead of being rounded.
+    serde_wasm_bindgen::to_value(value).map_err(|e| js_error("BadArgument", e))
+}
+
+/// One note as the page sees it.
+#[derive(Debug, Serialize)]
+struct Note {
+    id: i64,
+    text: String,
+    /// SQLite's `datetime('now')`, UTC, `YYYY-MM-DD HH:MM:SS`.
+    created: String,
+}
+
+/// Physical OPFS calls since the volume was mounted, and what SQLite asked of the VFS: the
+/// debug hook behind the page's `stats` request (a test counts flushes per commit with it).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Stats {
+    /// `FileSystemSyncAccessHandle.flush()` calls, both physical files.
+    flushes: u64,
+    /// `write()` calls.
+    writes: u64,
+    /// Bytes passed to `write()`.
+    written_bytes: u64,
+    /// `read()` calls.
+    reads: u64,
+    /// Volume commits that wrote something.
+    volume_commits: u64,
+    /// SQLite transactions committed as one atomic batch (`SQLITE_FCNTL_COMMIT_ATOMIC_WRITE`).
+    atomic_commits: u64,
+    /// SQLite `xSync` calls on database and journal files (each a volume commit, which writes
+    /// nothing when an atomic batch has already committed).
+    syncs: u64,
+}
+
+/// The worker's database: `notes.db` on the OPFS volume, and the volume itself.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct NotesDb {
+    // Declared before `installed`, so it is dropped first: the connection must be closed
+    // before the volume is.
+    conn: Option<Connection>,
+    installed: Installed,
+}
+
+#[wasm_bindgen]
+impl NotesDb {
+    /// Installs the VFS over OPFS directory `directory` (created if absent) and opens
+    /// `notes.db`, creating its table on first use. Fails with a `VolumeBusy` error after about
+    /// a second if another tab or worker has the directory open.
+    pub async fn open(directory: String) -> Result<NotesDb, JsValue> {
+        let installed = install(InstallOptions {
+            vfs_name: VFS_NAME.into(),
+            directory,
+            // File contents in memory: reads never touch OPFS. Fine while the database fits in
+            // memory; use BufferMode::Disk for bounded memory.
+            buffer_mode: BufferMode::Memory,
+            // Every commit is written and flushed before the INSERT returns: it survives a
+            // crash of the tab, of the browser and a power loss.
+            durability: Durability::Strict,
+            ..InstallOptions::default()
+        })
+        .await
+        .map_err(install_error)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
+        let conn = Connection::open_with_flags_and_vfs(DATABASE, flags, installed.vfs_name())
+            .map_err(sqlite_error)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS notes(
+                 id INTEGER PRIMARY KEY,
+                 text TEXT NOT NULL,
+                 created TEXT NOT NULL DEFAULT (datetime('now')));",
+        )
+        .map_err(sqlite_error)?;
+        Ok(NotesDb {
+            conn: Some(conn),
+            installed,
+        })
+    }
+
+    fn conn(&self) -> Result<&Connection, JsValue> {
+        self.conn
+            .as_ref()
+            .ok_or_else(|| js_error("Closed", "the database is closed"))
+    }
+
+    /// Adds a note and returns its id: one autocommit INSERT, i.e. one SQLite transaction.
+    pub fn add(&self, text: &str) -> Result<JsValue, JsValue> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(js_error("BadArgument", "a note needs some text"));
+        }
+        let conn = self.conn()?;
+        conn.execute("INSERT INTO notes(text) VALUES (?1)", params![text])
+            .map_err(sqlite_error)?;
+        to_js(&conn.last_insert_rowid())
+    }
+
+    /// Every note, newest first, as `{ id, text, created }` objects.
+    pub fn list(&self) -> Result<JsValue, JsValue> {
+        let conn = self.conn()?;
+        let mut stmt = conn
+            .prepare("SELECT id, text, created FROM notes ORDER BY id DESC")
+            .map_err(sqlite_error)?;
+        let notes = stmt
+            .query_map([], |row| {
+                Ok(Note {
+                    id: row.get(0)?,
+                    text: row.get(1)?,
+                    created: row.get(2)?,
+                })
+            })
+            .map_err(sqlite_error)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sqlite_error)?;
+        to_js(&notes)
+    }
+
+    /// Deletes note `id`; returns whether it existed.
+    pub fn remove(&self, id: f64) -> Result<bool, JsValue> {
+        // Ids come back from JavaScript as numbers: accept exact integers only.
+        if id.fract() != 0.0 || !(1.0..=9_007_199_254_740_991.0).contains(&id) {
+            return Err(js_error("BadArgument", format!("not a note id: {id}")));
+        }
+        let id = id as i64;
+        let deleted = self
+            .conn()?
+            .execute("DELETE FROM notes WHERE id = ?1", params![id])
+            .map_err(sqlite_error)?;
+        Ok(deleted > 0)
+    }
+
+    /// The debug hook: `{ flushes, writes, writtenBytes, reads, volumeCommits, atomicCommits,
+    /// syncs }`, counted since the volume was mounted. Compare two readings around an
+    /// operation to see what it cost.
+    pub fn stats(&self) -> Result<JsValue, JsValue> {
+        let calls = self
+            .installed
+            .with_volume(|v| Ok((v.counters().total(), v.stats())))
+            .map_err(install_error)?;
+        let (physical, volume) = calls;
+        let vfs = self.installed.vfs().map_err(install_error)?.stats();
+        to_js(&Stats {
+            flushes: physical.flushes,
+            writes: physical.writes,
+            written_bytes: physical.written_bytes,
+            reads: physical.reads,
+            volume_commits: volume.commits,
+            atomic_commits: vfs.atomic_commits,
+            syncs: vfs.syncs,
+        })
+    }
+
+    /// `PRAGMA compile_options` of the SQLite this module was built with, one string each
+    /// (e.g. whether it has `ENABLE_BATCH_ATOMIC_WRITE`).
+    #[wasm_bindgen(js_name = compileOptions)]
+    pub fn compile_options(&self) -> Result<JsValue, JsValue> {
+        let conn = self.conn()?;
+        let mut stmt = conn
+            .prepare("PRAGMA compile_options")
+            .map_err(sqlite_error)?;
+        let options = stmt
+            .query_map([], |row| row.get::<_, String>(0))
+            .map_err(sqlite_error)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sqlite_error)?;
+        to_js(&options)
+    }
+
+    /// The database file's bytes (a consistent copy: call it between transactions), e.g. for
+    /// a download.
+    pub fn export(&self) -> Result<Vec<u8>, JsValue> {
+        self.installed.export(DATABASE).map_err(install_error)
+    }
+
+    /// Closes the connection and the volume (flush, checkpoint, release the OPFS files so that
+    /// another tab or worker can open them). Terminating the worker releases them too.
+    pub fn close(&mut self) -> Result<(), JsValue> {
+        drop(self.conn.take());
+        self.installed.close().map_err(install_error)
+    }
+}

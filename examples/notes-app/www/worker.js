@@ -1,0 +1,50 @@
+// The template's dedicated worker. It loads the wasm module (src/lib.rs), opens the notes
+// database on OPFS and answers the page's requests.
+//
+// Protocol (structured-clone messages):
+//   page -> worker   { id, op, arg }        op: list | add | remove | stats | compileOptions | export
+//   worker -> page   { id, ok: true, result } or { id, ok: false, error: { name, message } }
+//   worker -> page   { event: "ready" } once the database is open, or
+//                    { event: "failed", error: { name, message } }  (name "VolumeBusy": the
+//                    notes are open in another tab; "Unsupported": no OPFS here)
+import init, { NotesDb } from "./pkg/notes_app.js";
+
+// The OPFS directory holding the volume (one per app; a second install of it is refused).
+const DIRECTORY = "notes-app";
+
+// Start loading at once and listen before the first await: a request that arrives while the
+// wasm loads waits for `ready` instead of being lost.
+const ready = (async () => {
+  await init();
+  return NotesDb.open(DIRECTORY);
+})();
+ready.then(
+  () => postMessage({ event: "ready" }),
+  (e) => postMessage({ event: "failed", error: describe(e) }),
+);
+
+function describe(e) {
+  return { name: e?.name ?? "Error", message: String(e?.message ?? e) };
+}
+
+const ops = {
+  list: (db) => db.list(),
+  add: (db, text) => db.add(String(text)),
+  remove: (db, id) => db.remove(Number(id)),
+  stats: (db) => db.stats(),
+  compileOptions: (db) => db.compileOptions(),
+  export: (db) => db.export(), // a Uint8Array
+};
+
+onmessage = async ({ data: { id, op, arg } }) => {
+  try {
+    const db = await ready;
+    const run = ops[op];
+    if (!run) {
+      throw Object.assign(new Error(`unknown request: ${op}`), { name: "BadArgument" });
+    }
+    postMessage({ id, ok: true, result: run(db, arg) });
+  } catch (e) {
+    postMessage({ id, ok: false, error: describe(e) });
+  }
+};
