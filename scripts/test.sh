@@ -87,6 +87,11 @@ TEMPLATE_MANIFEST="$ROOT/examples/notes-app/Cargo.toml"
 gate "template fmt" cargo fmt --manifest-path "$TEMPLATE_MANIFEST" -- --check
 gate "template clippy (wasm32)" env CARGO_TARGET_DIR="$ROOT/target" cargo clippy \
     --manifest-path "$TEMPLATE_MANIFEST" --target wasm32-unknown-unknown -- -D warnings
+# Library docs as users see them (host and wasm32, where the `web` module lives): no broken
+# links, no missing docs.
+gate "docs (host)" env RUSTDOCFLAGS="-D warnings" cargo doc -p opfs-vfs --no-deps
+gate "docs (wasm32)" env RUSTDOCFLAGS="-D warnings" cargo doc -p opfs-vfs --no-deps \
+    --target wasm32-unknown-unknown
 gate "cargo test (native)" cargo test --workspace
 
 # End-to-end (issue 6): build the page and the serve binary, then run the page's quick preset in

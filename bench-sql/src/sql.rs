@@ -56,7 +56,7 @@ const HASH_SEPARATOR: u8 = 0;
 /// small, fast, portable and fully specified, which is all a benchmark generator needs. The
 /// engine's crash simulator uses the same generator; the pinned SHA-256 test below proves the
 /// generated SQL does not depend on which copy it is.
-pub use opfs_vfs::storage::SplitMix64;
+pub use opfs_vfs::testing::SplitMix64;
 
 /// A random `b` value, in `[0, B_RANGE)`.
 fn random_b(rng: &mut SplitMix64) -> u32 {

@@ -27,6 +27,8 @@ mod error;
 pub mod format;
 pub mod sqlite;
 pub mod storage;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod volume;
 #[cfg(target_arch = "wasm32")]
 pub mod web;

@@ -39,19 +39,29 @@
 //!   in Firefox, a reloaded page stays in the back-forward cache with its worker and handles,
 //!   and the new page's worker finds the volume busy.
 //! - Storage full: a commit that runs out of quota (or gets a short write, or a bogus byte
-//!   count) fails with `SQLITE_FULL`; nothing committed before is lost. The volume then refuses further work
-//!   until it is installed again ([`Installed::close`], then [`install`]), which recovers the
-//!   last durable commit. A corrupt volume fails [`install`] with [`InstallError::Volume`]
-//!   holding [`Error::Corrupt`], which names the structure, file and byte offset.
+//!   count) fails with `SQLITE_FULL` and is rolled back; nothing committed before is lost, and
+//!   the volume keeps working: reads succeed, and writes succeed again once space is freed
+//!   (rows or files deleted) or the quota grows — no reinstall. The volume asks the browser
+//!   for the origin's quota at install ([`InstallOptions::quota_aware`]) and checkpoints early
+//!   near it, to give log space back. Only a failure whose outcome is unknown (a failed
+//!   `flush()`) stops writes until the volume is installed again; reads keep working. A
+//!   corrupt volume fails [`install`] with [`InstallError::Volume`] holding [`Error::Corrupt`],
+//!   which names the structure, file and byte offset; a volume of another format version, with
+//!   [`Error::UnsupportedVersion`] (it is never overwritten).
 //! - Everything here is synchronous once installed (the sync access handles are), so SQLite
 //!   calls block the worker, not the page.
 //!
 //! ## Durability
 //! [`InstallOptions::durability`] chooses what a commit waits for (see [`Durability`]):
-//! `Strict` flushes every commit, `Relaxed` and `Balanced` trade the newest commits on power
-//! loss (or, for `Balanced`, on a tab crash) for fewer flushes. Call [`Installed::flush`] from a
-//! timer or on `visibilitychange` to bound what they may lose. Dropping [`Installed`] without
-//! [`Installed::close`] tries to close (flush and checkpoint) and ignores errors.
+//! `Strict` writes and flushes every commit; `Relaxed` writes it and flushes within
+//! [`InstallOptions::max_flush_delay`] (100 ms); `Balanced` groups commits in memory and writes
+//! and flushes them within that delay. A timer in the worker keeps the delay even when no
+//! further commit comes. So a tab crash, a browser crash or a power loss loses nothing under
+//! `Strict`; under `Relaxed` a power loss loses at most the last 100 ms; under `Balanced` any of
+//! them loses at most the last 100 ms. The page can call [`Installed::flush`] on `pagehide` or
+//! `visibilitychange` (through a message to the worker) to close that window early. Dropping
+//! [`Installed`] without [`Installed::close`] tries to close (flush and checkpoint) and ignores
+//! errors.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -91,10 +101,29 @@ pub struct InstallOptions {
     /// is evicted, which no timeout covers: terminate the worker on `pagehide`.)
     /// `Duration::ZERO` fails at once.
     pub busy_timeout: Duration,
+    /// `Relaxed`: longest time a commit stays unflushed; `Balanced`: unwritten and unflushed
+    /// (default 100 ms). A timer in the worker keeps it when no further commit comes.
+    pub max_flush_delay: Duration,
+    /// Disk mode: an open transaction's staged pages go to the log beyond this; `Balanced`:
+    /// grouped commits are written beyond this (default 1 MiB).
+    pub write_buffer_bytes: usize,
+    /// A commit checkpoints when the log passes this (or a quarter of the data, if larger;
+    /// default 16 MiB). Lower means less space while mounted, more checkpoint work.
+    pub checkpoint_bytes: u64,
+    /// Memory mode: most bytes of file contents held in memory (default 2 GiB; wasm32 has 4 GiB
+    /// in all). Files beyond it are read from OPFS as in Disk mode.
+    pub memory_budget: Option<u64>,
+    /// Disk mode: bytes of page images cached for reads (default 2 MiB).
+    pub disk_cache_bytes: usize,
+    /// Ask `navigator.storage.estimate()` at install and keep the volume within the origin's
+    /// remaining quota: near it the volume checkpoints early to give log space back (default
+    /// true).
+    pub quota_aware: bool,
 }
 
 impl Default for InstallOptions {
     fn default() -> Self {
+        let defaults = VolumeOptions::default();
         Self {
             vfs_name: "opfs-vfs".to_owned(),
             directory: "opfs-vfs".to_owned(),
@@ -102,6 +131,12 @@ impl Default for InstallOptions {
             durability: Durability::Strict,
             make_default: false,
             busy_timeout: Duration::from_secs(1),
+            max_flush_delay: defaults.max_flush_delay,
+            write_buffer_bytes: defaults.write_buffer_bytes,
+            checkpoint_bytes: defaults.checkpoint_bytes,
+            memory_budget: defaults.memory_budget,
+            disk_cache_bytes: defaults.disk_cache_bytes,
+            quota_aware: true,
         }
     }
 }
@@ -112,6 +147,11 @@ impl InstallOptions {
         VolumeOptions {
             buffer_mode: self.buffer_mode,
             durability: self.durability,
+            max_flush_delay: self.max_flush_delay,
+            write_buffer_bytes: self.write_buffer_bytes,
+            checkpoint_bytes: self.checkpoint_bytes,
+            memory_budget: self.memory_budget,
+            disk_cache_bytes: self.disk_cache_bytes,
             ..VolumeOptions::default()
         }
     }
@@ -210,10 +250,37 @@ impl fmt::Debug for Installed {
 /// a dedicated worker, and keep the handle as long as connections use the VFS.
 pub async fn install(options: InstallOptions) -> Result<Installed, InstallError> {
     let storage = open_waiting(&options.directory, options.busy_timeout).await?;
+    let mut vopts = options.volume_options();
+    if options.quota_aware {
+        // The origin's remaining quota, plus what the volume's files take already (they are in
+        // `usage`). Browsers round these figures; the volume also learns from a quota error.
+        if let Ok(OriginUsage {
+            usage_bytes: Some(usage),
+            quota_bytes: Some(quota),
+        }) = OpfsStorage::estimate().await
+        {
+            let mut st = storage;
+            let mine: u64 = crate::storage::PhysicalFileId::ALL
+                .iter()
+                .filter_map(|&id| crate::storage::Storage::file(&mut st, id).len().ok())
+                .sum();
+            vopts.space_limit = Some(quota.saturating_sub(usage).saturating_add(mine));
+            return finish_install(options, st, vopts);
+        }
+    }
+    finish_install(options, storage, vopts)
+}
+
+fn finish_install(
+    options: InstallOptions,
+    storage: OpfsStorage,
+    vopts: VolumeOptions,
+) -> Result<Installed, InstallError> {
     // Storage errors at mount (e.g. a failing read) are volume errors; a failure drops the
     // storage, which closes the handles.
-    let volume = Volume::mount(storage, options.volume_options())?;
+    let volume = Volume::mount(storage, vopts)?;
     let volume = Rc::new(RefCell::new(volume));
+    DeadlineTimer::attach(&volume);
     let vfs = sqlite::register_with(
         &options.vfs_name,
         volume.clone(),
@@ -227,6 +294,94 @@ pub async fn install(options: InstallOptions) -> Result<Installed, InstallError>
         directory: options.directory,
         inner: Some(Inner { vfs, volume }),
     })
+}
+
+/// Keeps the relaxed levels' promise in wall-clock time: when a commit leaves work due (a
+/// Balanced commit to write, a Relaxed one to flush, an idle checkpoint), a `setTimeout` in the
+/// worker calls [`Volume::poll`] at the deadline, even if no further commit comes. The timer
+/// runs between the worker's tasks (SQLite calls are synchronous), so the volume is never
+/// borrowed when it fires; if it is, it retries 10 ms later.
+struct DeadlineTimer {
+    volume: std::rc::Weak<RefCell<Volume<OpfsStorage>>>,
+    /// When the armed timer fires (ms on `performance.now()`'s clock).
+    armed: std::cell::Cell<Option<f64>>,
+    callback: RefCell<Option<wasm_bindgen::closure::Closure<dyn FnMut()>>>,
+}
+
+impl DeadlineTimer {
+    fn attach(volume: &SharedVolume<OpfsStorage>) {
+        let timer = Rc::new(DeadlineTimer {
+            volume: Rc::downgrade(volume),
+            armed: std::cell::Cell::new(None),
+            callback: RefCell::new(None),
+        });
+        let weak = Rc::downgrade(&timer);
+        let cb = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || {
+            if let Some(t) = weak.upgrade() {
+                t.fire();
+            }
+        });
+        *timer.callback.borrow_mut() = Some(cb);
+        let hook_timer = timer.clone();
+        if let Ok(mut v) = volume.try_borrow_mut() {
+            v.set_deadline_hook(move |at| hook_timer.arm(at));
+        }
+    }
+
+    fn arm(&self, at: Instant) {
+        let now = Instant::now();
+        let delay_ms = at.saturating_duration_since(now).as_secs_f64() * 1000.0;
+        let due = now_ms() + delay_ms;
+        if self.armed.get().is_some_and(|t| t <= due + 1.0) {
+            return; // an earlier (or equal) timer is armed already
+        }
+        let Ok(cb) = self.callback.try_borrow() else {
+            return;
+        };
+        let Some(cb) = cb.as_ref() else {
+            return;
+        };
+        let global = js_sys::global();
+        let set_timeout = Reflect::get(&global, &JsValue::from_str("setTimeout"))
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok());
+        if let Some(f) = set_timeout {
+            // A delay in ms fits an i32 for any deadline we set (seconds at most).
+            let ms = JsValue::from_f64(delay_ms.ceil().max(0.0));
+            if f.call2(&global, cb.as_ref(), &ms).is_ok() {
+                self.armed.set(Some(due));
+            }
+        }
+    }
+
+    fn fire(&self) {
+        self.armed.set(None);
+        let Some(volume) = self.volume.upgrade() else {
+            return;
+        };
+        let next = match volume.try_borrow_mut() {
+            // Errors are kept by the volume (poisoned, last checkpoint error); the next commit
+            // reports them.
+            Ok(mut v) => v.poll().ok().flatten(),
+            Err(_) => Some(Instant::now() + Duration::from_millis(10)),
+        };
+        if let Some(at) = next {
+            self.arm(at);
+        }
+    }
+}
+
+/// `performance.now()` in ms (0 if there is no `performance`).
+fn now_ms() -> f64 {
+    let global = js_sys::global();
+    Reflect::get(&global, &JsValue::from_str("performance"))
+        .ok()
+        .and_then(|p| {
+            let now = Reflect::get(&p, &JsValue::from_str("now")).ok()?;
+            let now: Function = now.dyn_into().ok()?;
+            now.call0(&p).ok()?.as_f64()
+        })
+        .unwrap_or(0.0)
 }
 
 /// Opens the storage, retrying with growing pauses while it is busy, up to `timeout`.

@@ -12,9 +12,8 @@ mod common;
 use common::{assert_state, model_write, opts, other, pattern, Model, DURABILITIES, MODES};
 use opfs_vfs::format::FRAME_HEADER;
 use opfs_vfs::format::PAGE_SIZE;
-use opfs_vfs::storage::{
-    CrashMode, CrashStorage, MemoryStorage, PhysicalFileId, StdStorage, Storage, StorageError,
-};
+use opfs_vfs::storage::{MemoryStorage, PhysicalFileId, StdStorage, Storage, StorageError};
+use opfs_vfs::testing::{CrashMode, CrashStorage};
 use opfs_vfs::{BufferMode, Durability, Error, FileId, Volume, VolumeOptions, MAX_FILE_SIZE};
 
 // ---------------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::{diff, model_write, other, read_state, Model};
-use opfs_vfs::storage::{CrashMode, CrashStorage, Fate, MemoryStorage, PhysicalFileId, SplitMix64};
+use opfs_vfs::storage::{MemoryStorage, PhysicalFileId};
+use opfs_vfs::testing::{CrashMode, CrashStorage, Fate, SplitMix64};
 use opfs_vfs::{BufferMode, Durability, Error, Volume, VolumeOptions};
 
 const NAMES: [&str; 4] = ["a", "b", "c.db", "dir/d-journal"];
@@ -917,11 +918,11 @@ fn strict_commits_after_failed_checkpoint_flush_survive_power_loss() {
     v.write(a, 0, b"A").unwrap();
     v.commit().unwrap(); // acknowledged, durable
                          // The second flush of the data file from now (the superblock's) fails.
-    st.inject(opfs_vfs::storage::Fault {
-        op: opfs_vfs::storage::FaultOp::Flush,
+    st.inject(opfs_vfs::testing::Fault {
+        op: opfs_vfs::testing::FaultOp::Flush,
         file: Some(PhysicalFileId::Data),
         skip: 1,
-        effect: opfs_vfs::storage::FaultEffect::Fail(opfs_vfs::storage::StorageError::Platform {
+        effect: opfs_vfs::testing::FaultEffect::Fail(opfs_vfs::storage::StorageError::Platform {
             op: "flush",
             name: "InvalidStateError".into(),
             message: "injected".into(),
@@ -969,7 +970,8 @@ fn strict_commits_after_failed_checkpoint_flush_survive_power_loss() {
 /// and a Strict commit made after that remount survives a power loss. (`tests/faults.rs`
 /// checks the exact contract at every call of a commit, a checkpoint and a mount.)
 fn fault_case(case: u64) -> Result<(), String> {
-    use opfs_vfs::storage::{Fault, FaultEffect, FaultOp, StorageError};
+    use opfs_vfs::storage::StorageError;
+    use opfs_vfs::testing::{Fault, FaultEffect, FaultOp};
     let mut rng = SplitMix64::new(SplitMix64::mix(0xFA17_0000, case));
     let cfg = Config::random(&mut rng);
     let nops = usize::try_from(rng.range(10, 45)).unwrap();

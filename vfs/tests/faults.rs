@@ -19,7 +19,8 @@ mod common;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use common::{diff, model_write, pattern, read_state, Model};
-use opfs_vfs::storage::{CrashMode, CrashStorage, Fault, FaultEffect, FaultOp, StorageError};
+use opfs_vfs::storage::StorageError;
+use opfs_vfs::testing::{CrashMode, CrashStorage, Fault, FaultEffect, FaultOp};
 use opfs_vfs::{BufferMode, Durability, Error, Volume, VolumeOptions};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

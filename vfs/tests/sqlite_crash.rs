@@ -16,7 +16,8 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use opfs_vfs::sqlite::rusqlite::{self, params, Connection};
-use opfs_vfs::storage::{CrashMode, CrashStorage, MemoryStorage, SplitMix64, Storage};
+use opfs_vfs::storage::{MemoryStorage, Storage};
+use opfs_vfs::testing::{CrashMode, CrashStorage, SplitMix64};
 use opfs_vfs::{BufferMode, Durability, Volume};
 use sqlite_common::*;
 
@@ -379,7 +380,7 @@ fn sql_power_loss() {
         let mut rng = SplitMix64::new(seed);
         // Every journal mode x synchronous x durability x buffer mode in turn (108 combinations),
         // the workload itself random.
-        let combo = (w - 1) as usize;
+        let combo = usize::try_from(w - 1).unwrap_or(0);
         let syncs = ["off", "normal", "full"];
         let levels = [
             Durability::Strict,
@@ -387,7 +388,7 @@ fn sql_power_loss() {
             Durability::Balanced,
         ];
         let cfg = Config {
-            mode: if combo % 2 == 0 {
+            mode: if combo.is_multiple_of(2) {
                 BufferMode::Disk
             } else {
                 BufferMode::Memory

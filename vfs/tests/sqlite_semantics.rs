@@ -10,9 +10,8 @@ use std::rc::Rc;
 
 use opfs_vfs::sqlite::rusqlite::{self, Connection, ErrorCode};
 use opfs_vfs::sqlite::{self, VfsOptions};
-use opfs_vfs::storage::{
-    CrashMode, CrashStorage, Fault, FaultEffect, FaultOp, MemoryStorage, StorageError,
-};
+use opfs_vfs::storage::{MemoryStorage, StorageError};
+use opfs_vfs::testing::{CrashMode, CrashStorage, Fault, FaultEffect, FaultOp};
 use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
 use sqlite_common::*;
 

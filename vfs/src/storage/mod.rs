@@ -21,7 +21,6 @@
 //! Every call is counted ([`Counters`]); the benchmarks report these beside the times.
 
 mod counted;
-mod crash;
 mod memory;
 #[cfg(target_arch = "wasm32")]
 mod opfs;
@@ -29,10 +28,6 @@ mod opfs;
 mod std_file;
 
 pub use counted::{Counted, Counters, FileCounters};
-pub use crash::{
-    CallCounts, CrashFile, CrashMode, CrashStorage, Fate, Fault, FaultEffect, FaultOp, PendingInfo,
-    PendingOp, SplitMix64, SECTOR,
-};
 pub use memory::{MemoryFile, MemoryStorage};
 #[cfg(target_arch = "wasm32")]
 pub use opfs::{OpfsFile, OpfsStorage, OriginUsage, NEED_DEDICATED_WORKER};

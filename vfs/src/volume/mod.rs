@@ -138,6 +138,17 @@ pub struct Volume<S: Storage> {
     pub(crate) checkpoint_retry_at: Option<u64>,
     pub(crate) last_checkpoint_error: Option<String>,
     pub(crate) stats: VolumeStats,
+    /// Told when work becomes due (see [`Volume::set_deadline_hook`]).
+    pub(crate) deadline_hook: Option<DeadlineHook>,
+}
+
+/// A callback for [`Volume::set_deadline_hook`].
+pub(crate) struct DeadlineHook(Box<dyn FnMut(Instant)>);
+
+impl std::fmt::Debug for DeadlineHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeadlineHook")
+    }
 }
 
 pub(crate) fn corrupt(what: impl Into<String>, file: PhysicalFileId, offset: u64) -> Error {
@@ -247,6 +258,24 @@ impl<S: Storage> Volume<S> {
     /// every commit; the checkpoint is retried later).
     pub fn last_checkpoint_error(&self) -> Option<&str> {
         self.last_checkpoint_error.as_deref()
+    }
+
+    /// Installs a callback told the instant at which [`Volume::poll`] next has work, whenever a
+    /// commit or a poll leaves work scheduled (the `web` module arms a timer with it, so a
+    /// Relaxed or Balanced commit is flushed within its delay even if no further commit comes).
+    /// Called often: it must be cheap and must not touch the volume.
+    pub fn set_deadline_hook(&mut self, hook: impl FnMut(Instant) + 'static) {
+        self.deadline_hook = Some(DeadlineHook(Box::new(hook)));
+    }
+
+    pub(crate) fn notify_deadline(&mut self) {
+        if self.deadline_hook.is_some() {
+            if let Some(at) = self.next_deadline() {
+                if let Some(h) = self.deadline_hook.as_mut() {
+                    (h.0)(at);
+                }
+            }
+        }
     }
 
     /// Why the volume refuses writes, if it does.

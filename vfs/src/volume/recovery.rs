@@ -189,6 +189,7 @@ impl<S: Storage> Volume<S> {
             checkpoint_retry_at: None,
             last_checkpoint_error: None,
             stats: VolumeStats::default(),
+            deadline_hook: None,
             opts,
             sb,
         }

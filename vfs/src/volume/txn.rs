@@ -275,6 +275,7 @@ impl<S: Storage> Volume<S> {
         self.stats.commits += 1;
         self.last_commit_at = Some(now);
         self.after_commit();
+        self.notify_deadline();
         Ok(())
     }
 
@@ -707,6 +708,7 @@ impl<S: Storage> Volume<S> {
                 self.last_checkpoint_error = Some(e.to_string());
             }
         }
+        self.notify_deadline();
         Ok(self.next_deadline())
     }
 

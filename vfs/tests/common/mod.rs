@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use opfs_vfs::storage::{SplitMix64, Storage};
+use opfs_vfs::storage::Storage;
+use opfs_vfs::testing::SplitMix64;
 use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
 
 /// The expected state of a volume: file name → contents.

@@ -28,7 +28,8 @@
 //! the volume (or a SQLite VFS) owns another.
 //!
 //! ```
-//! use opfs_vfs::storage::{CrashMode, CrashStorage, PhysicalFile, PhysicalFileId, Storage};
+//! use opfs_vfs::storage::{PhysicalFile, PhysicalFileId, Storage};
+//! use opfs_vfs::testing::{CrashMode, CrashStorage};
 //!
 //! let mut st = CrashStorage::new();
 //! let probe = st.clone(); // shares the files
@@ -54,7 +55,9 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::{MemoryStorage, PhysicalFile, PhysicalFileId, Storage, StorageError, StorageResult};
+use crate::storage::{
+    MemoryStorage, PhysicalFile, PhysicalFileId, Storage, StorageError, StorageResult,
+};
 
 /// Sector size used for sector-granular tears.
 pub const SECTOR: u64 = 512;
