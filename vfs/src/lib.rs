@@ -35,6 +35,6 @@ pub mod web;
 
 pub use error::{Error, Result};
 pub use volume::{
-    BufferMode, Durability, FileId, IntegrityProblem, IntegrityReport, Metadata, Scope, SyncLevel,
-    Volume, VolumeOptions, VolumeStats, MAX_FILE_SIZE,
+    BufferMode, CatchUp, Durability, FileId, IntegrityProblem, IntegrityReport, Metadata, Scope,
+    SyncLevel, Volume, VolumeOptions, VolumeStats, MAX_FILE_SIZE,
 };

@@ -303,8 +303,9 @@ fn finish_install(
 /// borrowed when it fires; if it is, it retries 10 ms later.
 struct DeadlineTimer {
     volume: std::rc::Weak<RefCell<Volume<OpfsStorage>>>,
-    /// When the armed timer fires (ms on `performance.now()`'s clock).
+    /// When the armed timer fires (ms on `performance.now()`'s clock), and its id.
     armed: std::cell::Cell<Option<f64>>,
+    timeout_id: std::cell::Cell<Option<JsValue>>,
     callback: RefCell<Option<wasm_bindgen::closure::Closure<dyn FnMut()>>>,
 }
 
@@ -313,6 +314,7 @@ impl DeadlineTimer {
         let timer = Rc::new(DeadlineTimer {
             volume: Rc::downgrade(volume),
             armed: std::cell::Cell::new(None),
+            timeout_id: std::cell::Cell::new(None),
             callback: RefCell::new(None),
         });
         let weak = Rc::downgrade(&timer);
@@ -348,14 +350,18 @@ impl DeadlineTimer {
         if let Some(f) = set_timeout {
             // A delay in ms fits an i32 for any deadline we set (seconds at most).
             let ms = JsValue::from_f64(delay_ms.ceil().max(0.0));
-            if f.call2(&global, cb.as_ref(), &ms).is_ok() {
+            // One timer at a time: an earlier deadline replaces the armed one.
+            self.cancel();
+            if let Ok(id) = f.call2(&global, cb.as_ref(), &ms) {
                 self.armed.set(Some(due));
+                self.timeout_id.set(Some(id));
             }
         }
     }
 
     fn fire(&self) {
         self.armed.set(None);
+        self.timeout_id.set(None);
         let Some(volume) = self.volume.upgrade() else {
             return;
         };
@@ -368,6 +374,28 @@ impl DeadlineTimer {
         if let Some(at) = next {
             self.arm(at);
         }
+    }
+}
+
+impl DeadlineTimer {
+    fn cancel(&self) {
+        if let Some(id) = self.timeout_id.take() {
+            let global = js_sys::global();
+            if let Some(f) = Reflect::get(&global, &JsValue::from_str("clearTimeout"))
+                .ok()
+                .and_then(|f| f.dyn_into::<Function>().ok())
+            {
+                let _ = f.call1(&global, &id);
+            }
+        }
+        self.armed.set(None);
+    }
+}
+
+impl Drop for DeadlineTimer {
+    /// The volume is gone: cancel the armed timer, whose callback dies with this struct.
+    fn drop(&mut self) {
+        self.cancel();
     }
 }
 

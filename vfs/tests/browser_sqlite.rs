@@ -463,14 +463,15 @@ async fn sql_fault(mode: BufferMode, method: &'static str, fault: &str, expected
             detail.contains("injected") || detail.contains("short write"),
             "the VFS keeps the browser's cause: {detail}"
         );
-        let poisoned = inst
-            .with_volume(|v| Ok(v.poisoned().is_some()))
-            .unwrap();
+        let poisoned = inst.with_volume(|v| Ok(v.poisoned().is_some())).unwrap();
         let full = code == ErrorCode::DiskFull;
         assert_eq!(poisoned, !full, "poisoned only when the outcome is unknown");
         if full {
             // Rolled back: live, the failed transaction is absent and reads work.
-            assert!(rows(&conn) == acknowledged, "a failed commit left rows behind");
+            assert!(
+                rows(&conn) == acknowledged,
+                "a failed commit left rows behind"
+            );
         }
     }
     // The fault is gone.

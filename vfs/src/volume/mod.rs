@@ -20,6 +20,7 @@
 //! - `read`: reads, residency (Memory mode) and the Disk-mode page cache;
 //! - `recovery`: mount;
 //! - `checkpoint`: checkpoint, compaction, the catalog;
+//! - `handoff`: [`Volume::release`] / [`Volume::resume`], for volumes shared between tabs;
 //! - `integrity`: [`Volume::check_integrity`] and the internal invariant check.
 //!
 //! Failures: a failed call changes nothing (or, for a commit, rolls its transaction back) and
@@ -29,6 +30,7 @@
 
 mod alloc;
 mod checkpoint;
+mod handoff;
 mod integrity;
 mod log;
 mod maps;
@@ -47,6 +49,7 @@ use crate::error::{Error, Result};
 use crate::format::{BlobPtr, Superblock, MAX_NAME_LEN, PAGE};
 use crate::storage::{Counted, Counters, PhysicalFileId, Storage};
 
+pub use handoff::CatchUp;
 pub use integrity::{IntegrityProblem, IntegrityReport};
 pub use options::{
     BufferMode, Durability, FileId, Metadata, SyncLevel, VolumeOptions, VolumeStats,
@@ -140,6 +143,8 @@ pub struct Volume<S: Storage> {
     pub(crate) stats: VolumeStats,
     /// Told when work becomes due (see [`Volume::set_deadline_hook`]).
     pub(crate) deadline_hook: Option<DeadlineHook>,
+    /// Released to another holder (see [`Volume::release`]).
+    pub(crate) released: bool,
 }
 
 /// A callback for [`Volume::set_deadline_hook`].
@@ -294,6 +299,7 @@ impl<S: Storage> Volume<S> {
     }
 
     pub(crate) fn check_writable(&self) -> Result<()> {
+        self.check_held()?;
         match &self.poisoned {
             Some(cause) => Err(Error::Poisoned {
                 cause: cause.clone(),

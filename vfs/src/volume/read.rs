@@ -84,11 +84,17 @@ impl PageCache {
     pub(crate) fn remove_file(&mut self, file: u64) {
         self.map.retain(|&(f, _), _| f != file);
     }
+
+    pub(crate) fn remove_all(&mut self) {
+        self.map.clear();
+        self.order.clear();
+    }
 }
 
 impl<S: Storage> Volume<S> {
     /// Reads up to `buf.len()` bytes at `offset`; returns the count (short only at end of file).
     pub fn read(&mut self, id: FileId, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.check_held()?;
         let id = id.0;
         let size = self.live_size(id)?;
         if offset >= size || buf.is_empty() {

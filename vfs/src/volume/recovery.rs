@@ -190,6 +190,7 @@ impl<S: Storage> Volume<S> {
             last_checkpoint_error: None,
             stats: VolumeStats::default(),
             deadline_hook: None,
+            released: false,
             opts,
             sb,
         }
@@ -253,7 +254,7 @@ impl<S: Storage> Volume<S> {
     }
 
     /// Loads directory, entry chunks and map chunks; derives the free space.
-    fn load_catalog(&mut self, data_len: u64) -> Result<()> {
+    pub(crate) fn load_catalog(&mut self, data_len: u64) -> Result<()> {
         let data = PhysicalFileId::Data;
         let data_blocks = data_len / PAGE;
         self.alloc.count = self.sb.block_count.max(data_blocks).max(SUPER_SLOTS);
@@ -391,7 +392,7 @@ impl<S: Storage> Volume<S> {
     }
 
     /// The log's first window (it usually holds the whole epoch after a clean close).
-    fn read_log_start(&mut self, log_len: u64) -> Result<Vec<u8>> {
+    pub(crate) fn read_log_start(&mut self, log_len: u64) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; usize_of(log_len.min(FIRST_LOG_WINDOW))?];
         if !buf.is_empty() {
             let n = self.read_phys(PhysicalFileId::Log, 0, &mut buf)?;
@@ -415,18 +416,35 @@ impl<S: Storage> Volume<S> {
     /// Replays the current epoch: frames are buffered per file and applied, in log order, when
     /// a commit frame lists the file. Stops at the first frame that does not continue the
     /// chain, or a commit with the wrong sequence number.
-    fn recover_log(&mut self, log_len: u64, first: Vec<u8>) -> Result<()> {
+    pub(crate) fn recover_log(&mut self, log_len: u64, first: Vec<u8>) -> Result<()> {
+        let salt = self.sb.log_salt();
+        self.replay_log(0, salt, first, log_len)?;
+        Ok(())
+    }
+
+    /// Replays the log from offset `start` (whose preceding frame's chain is `chain`), with
+    /// `first` holding the bytes from `start` already read. Frames are buffered per file and
+    /// applied, in log order, when a commit frame lists the file; pages of resident files are
+    /// patched into their contents. Stops at the first frame that does not continue the chain,
+    /// or a commit with the wrong sequence number. Returns the log bytes that were replayed.
+    pub(crate) fn replay_log(
+        &mut self,
+        start: u64,
+        chain: u64,
+        first: Vec<u8>,
+        log_len: u64,
+    ) -> Result<u64> {
         let log = PhysicalFileId::Log;
         let salt = self.sb.log_salt();
-        let mut chain = salt;
-        let mut pos = 0u64; // log offset of buf[0]
-        let mut file_end = first.len() as u64;
+        let mut chain = chain;
+        let mut pos = start; // log offset of buf[0]
+        let mut file_end = start + first.len() as u64;
         let mut buf: Vec<u8> = first;
         let mut cur = 0usize;
         let mut window = FIRST_LOG_WINDOW * 2;
         let mut buffered: BTreeMap<u64, Vec<Replay>> = BTreeMap::new();
-        let mut end = 0u64;
-        let mut end_chain = salt;
+        let mut end = start;
+        let mut end_chain = chain;
         loop {
             if buf.len() - cur < format::frame_needs(&buf[cur..]) && file_end < log_len {
                 buf.drain(..cur);
@@ -483,7 +501,14 @@ impl<S: Storage> Volume<S> {
                 }
                 FrameKind::Epoch => {}
                 _ => {
-                    let keep = if h.kind == FrameKind::Page {
+                    // Page bytes stay in the log (only their offset is indexed), except for a
+                    // resident file (a volume catching up after another tab wrote), whose
+                    // contents are patched.
+                    let resident = self
+                        .files
+                        .get(&h.file_id)
+                        .is_some_and(|f| f.resident.is_some());
+                    let keep = if h.kind == FrameKind::Page && !resident {
                         Vec::new()
                     } else {
                         payload.to_vec()
@@ -518,7 +543,8 @@ impl<S: Storage> Volume<S> {
         // committed after them): abort them before anything else is written, or a later
         // commit of the same file would revive them.
         self.aborts.extend(buffered.into_keys());
-        Ok(())
+        self.physical_len[1] = self.physical_len[1].max(log_len);
+        Ok(end - start)
     }
 
     /// Applies one committed transaction's frames (in log order) to the committed state.
@@ -588,6 +614,12 @@ impl<S: Storage> Volume<S> {
                             let cut = usize_of(len)?.min(inline.len());
                             f.inline = Some(inline[..cut].into());
                         }
+                        self.cache.cut(id, keep);
+                    }
+                    if let Some(c) = &mut f.resident {
+                        if c.set_len(len).is_err() {
+                            f.resident = None;
+                        }
                     }
                     f.size = len;
                     f.dirty = true;
@@ -611,6 +643,13 @@ impl<S: Storage> Volume<S> {
                         },
                     );
                     f.dirty = true;
+                    if let Some(c) = &mut f.resident {
+                        let mut img = vec![0u8; PAGE_SIZE];
+                        let n = r.payload.len().min(PAGE_SIZE);
+                        img[..n].copy_from_slice(&r.payload[..n]);
+                        c.put_page(r.header.arg, &img);
+                    }
+                    self.cache.remove(id, r.header.arg);
                 }
                 FrameKind::Commit | FrameKind::Abort | FrameKind::Epoch => {}
             }
