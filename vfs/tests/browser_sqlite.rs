@@ -8,7 +8,7 @@
 
 use opfs_vfs::sqlite::rusqlite::{Connection, ErrorCode, OpenFlags};
 use opfs_vfs::storage::{FileCounters, PhysicalFileId, Storage};
-use opfs_vfs::web::{install, InstallError, InstallOptions, Installed};
+use opfs_vfs::web::{install, InstallError, InstallOptions, Installed, Sharing};
 use opfs_vfs::{BufferMode, Durability};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
@@ -185,9 +185,18 @@ async fn database_written_in_disk_mode_opens_in_memory_mode() {
 
 #[wasm_bindgen_test]
 async fn second_install_on_the_same_directory_is_busy() {
+    // Exclusive volumes: one holder. (Shared ones, the default, take turns: browser_share.rs.)
     let dir = unique("busy");
-    let mut first = installed(&dir, BufferMode::Memory, Durability::Strict).await;
-    let mut second = options(&dir, BufferMode::Memory, Durability::Strict);
+    let mut first = install(InstallOptions {
+        sharing: Sharing::Exclusive,
+        ..options(&dir, BufferMode::Memory, Durability::Strict)
+    })
+    .await
+    .unwrap();
+    let mut second = InstallOptions {
+        sharing: Sharing::Exclusive,
+        ..options(&dir, BufferMode::Memory, Durability::Strict)
+    };
     second.vfs_name = format!("{dir}-second");
     match install(second.clone()).await {
         Err(InstallError::Busy { message }) => {

@@ -10,19 +10,27 @@
 //! opfs-vfs re-exports (`opfs_vfs::sqlite::rusqlite`), so its SQLite is the one the VFS was
 //! built for; no rusqlite dependency of your own is needed.
 //!
+//! Every tab of the app has its own worker and its own connection to the same database: the
+//! volume is *shared* (the default, `Sharing::Shared`). One worker at a time holds it; each
+//! request takes its turn with [`Installed::run`], which waits for the volume (another tab
+//! hands it over as soon as it is idle), catches up with what the other tabs committed, and
+//! runs the SQL. Alone in one tab, the volume simply stays held and nothing is paid.
+//!
 //! Errors reach JavaScript as `Error` objects whose `name` says what happened:
-//! `VolumeBusy` (the directory is open in another tab or worker), `Unsupported` (no OPFS here,
-//! not a dedicated worker), `VolumeError` (I/O, corruption, storage full), `SqliteError`,
-//! `Closed`, `BadArgument`.
+//! `VolumeBusy` (another tab did not hand the volume over in time), `Unsupported` (no OPFS
+//! here, not a dedicated worker), `VolumeError` (I/O, corruption, storage full),
+//! `SqliteError`, `Closed`, `BadArgument`.
 //!
 //! This crate only builds for `wasm32-unknown-unknown` (`./build.sh` passes the target); on
 //! any other target it is empty.
 #![cfg(target_arch = "wasm32")]
 
+use std::cell::RefCell;
 use std::fmt::Display;
+use std::rc::Rc;
 
 use opfs_vfs::sqlite::rusqlite::{self, params, Connection, OpenFlags};
-use opfs_vfs::web::{install, InstallError, InstallOptions, Installed};
+use opfs_vfs::web::{install, InstallError, InstallOptions, Installed, Sharing};
 use opfs_vfs::{BufferMode, Durability};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -94,17 +102,48 @@ struct Stats {
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct NotesDb {
+    inner: Rc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
     // Declared before `installed`, so it is dropped first: the connection must be closed
     // before the volume is.
-    conn: Option<Connection>,
-    installed: Installed,
+    conn: RefCell<Option<Connection>>,
+    installed: RefCell<Installed>,
+}
+
+/// Runs `f` on the connection while this worker holds the volume (waiting for its turn).
+async fn with_conn<R>(
+    inner: &Rc<Inner>,
+    f: impl FnOnce(&Connection) -> Result<R, JsValue>,
+) -> Result<R, JsValue> {
+    let guard = {
+        let installed = inner.installed.try_borrow().map_err(|_| busy_here())?;
+        // The borrow ends before the await below: take the future out first.
+        installed.acquire()
+    }
+    .await
+    .map_err(install_error)?;
+    let conn = inner.conn.try_borrow().map_err(|_| busy_here())?;
+    let conn = conn
+        .as_ref()
+        .ok_or_else(|| js_error("Closed", "the database is closed"))?;
+    let r = f(conn);
+    drop(guard);
+    r
+}
+
+fn busy_here() -> JsValue {
+    js_error("BadArgument", "a request is already running in this worker")
 }
 
 #[wasm_bindgen]
 impl NotesDb {
     /// Installs the VFS over OPFS directory `directory` (created if absent) and opens
-    /// `notes.db`, creating its table on first use. Fails with a `VolumeBusy` error after about
-    /// a second if another tab or worker has the directory open.
+    /// `notes.db`, creating its table on first use. With another tab holding the volume, it
+    /// waits for its turn (another tab hands over as soon as it is idle); `VolumeBusy` after
+    /// a few seconds if that tab never does (a page kept in the back-forward cache).
     pub async fn open(directory: String) -> Result<NotesDb, JsValue> {
         let installed = install(InstallOptions {
             vfs_name: VFS_NAME.into(),
@@ -115,6 +154,9 @@ impl NotesDb {
             // Every commit is written and flushed before the INSERT returns: it survives a
             // crash of the tab, of the browser and a power loss.
             durability: Durability::Strict,
+            // Other tabs of the app use the same database, taking turns.
+            sharing: Sharing::Shared,
+            busy_timeout: std::time::Duration::from_secs(5),
             ..InstallOptions::default()
         })
         .await
@@ -130,73 +172,84 @@ impl NotesDb {
         )
         .map_err(sqlite_error)?;
         Ok(NotesDb {
-            conn: Some(conn),
-            installed,
+            inner: Rc::new(Inner {
+                conn: RefCell::new(Some(conn)),
+                installed: RefCell::new(installed),
+            }),
         })
     }
 
-    fn conn(&self) -> Result<&Connection, JsValue> {
-        self.conn
-            .as_ref()
-            .ok_or_else(|| js_error("Closed", "the database is closed"))
-    }
-
     /// Adds a note and returns its id: one autocommit INSERT, i.e. one SQLite transaction.
-    pub fn add(&self, text: &str) -> Result<JsValue, JsValue> {
-        let text = text.trim();
-        if text.is_empty() {
-            return Err(js_error("BadArgument", "a note needs some text"));
-        }
-        let conn = self.conn()?;
-        conn.execute("INSERT INTO notes(text) VALUES (?1)", params![text])
-            .map_err(sqlite_error)?;
-        to_js(&conn.last_insert_rowid())
+    pub fn add(&self, text: String) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let text = text.trim().to_owned();
+            if text.is_empty() {
+                return Err(js_error("BadArgument", "a note needs some text"));
+            }
+            with_conn(&inner, |conn| {
+                conn.execute("INSERT INTO notes(text) VALUES (?1)", params![text])
+                    .map_err(sqlite_error)?;
+                to_js(&conn.last_insert_rowid())
+            })
+            .await
+        })
     }
 
     /// Every note, newest first, as `{ id, text, created }` objects.
-    pub fn list(&self) -> Result<JsValue, JsValue> {
-        let conn = self.conn()?;
-        let mut stmt = conn
-            .prepare("SELECT id, text, created FROM notes ORDER BY id DESC")
-            .map_err(sqlite_error)?;
-        let notes = stmt
-            .query_map([], |row| {
-                Ok(Note {
-                    id: row.get(0)?,
-                    text: row.get(1)?,
-                    created: row.get(2)?,
-                })
+    pub fn list(&self) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            with_conn(&inner, |conn| {
+                let mut stmt = conn
+                    .prepare("SELECT id, text, created FROM notes ORDER BY id DESC")
+                    .map_err(sqlite_error)?;
+                let notes = stmt
+                    .query_map([], |row| {
+                        Ok(Note {
+                            id: row.get(0)?,
+                            text: row.get(1)?,
+                            created: row.get(2)?,
+                        })
+                    })
+                    .map_err(sqlite_error)?
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(sqlite_error)?;
+                to_js(&notes)
             })
-            .map_err(sqlite_error)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sqlite_error)?;
-        to_js(&notes)
+            .await
+        })
     }
 
-    /// Deletes note `id`; returns whether it existed.
-    pub fn remove(&self, id: f64) -> Result<bool, JsValue> {
-        // Ids come back from JavaScript as numbers: accept exact integers only.
-        if id.fract() != 0.0 || !(1.0..=9_007_199_254_740_991.0).contains(&id) {
-            return Err(js_error("BadArgument", format!("not a note id: {id}")));
-        }
-        let id = id as i64;
-        let deleted = self
-            .conn()?
-            .execute("DELETE FROM notes WHERE id = ?1", params![id])
-            .map_err(sqlite_error)?;
-        Ok(deleted > 0)
+    /// Deletes note `id`; resolves to whether it existed.
+    pub fn remove(&self, id: f64) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            // Ids come back from JavaScript as numbers: accept exact integers only.
+            if id.fract() != 0.0 || !(1.0..=9_007_199_254_740_991.0).contains(&id) {
+                return Err(js_error("BadArgument", format!("not a note id: {id}")));
+            }
+            let id = id as i64;
+            with_conn(&inner, |conn| {
+                let deleted = conn
+                    .execute("DELETE FROM notes WHERE id = ?1", params![id])
+                    .map_err(sqlite_error)?;
+                Ok(JsValue::from_bool(deleted > 0))
+            })
+            .await
+        })
     }
 
     /// The debug hook: `{ flushes, writes, writtenBytes, reads, volumeCommits, atomicCommits,
     /// syncs }`, counted since the volume was mounted. Compare two readings around an
     /// operation to see what it cost.
     pub fn stats(&self) -> Result<JsValue, JsValue> {
-        let calls = self
-            .installed
+        let installed = self.inner.installed.try_borrow().map_err(|_| busy_here())?;
+        let calls = installed
             .with_volume(|v| Ok((v.counters().total(), v.stats())))
             .map_err(install_error)?;
         let (physical, volume) = calls;
-        let vfs = self.installed.vfs().map_err(install_error)?.stats();
+        let vfs = installed.vfs().map_err(install_error)?.stats();
         to_js(&Stats {
             flushes: physical.flushes,
             writes: physical.writes,
@@ -211,29 +264,54 @@ impl NotesDb {
     /// `PRAGMA compile_options` of the SQLite this module was built with, one string each
     /// (e.g. whether it has `ENABLE_BATCH_ATOMIC_WRITE`).
     #[wasm_bindgen(js_name = compileOptions)]
-    pub fn compile_options(&self) -> Result<JsValue, JsValue> {
-        let conn = self.conn()?;
-        let mut stmt = conn
-            .prepare("PRAGMA compile_options")
-            .map_err(sqlite_error)?;
-        let options = stmt
-            .query_map([], |row| row.get::<_, String>(0))
-            .map_err(sqlite_error)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sqlite_error)?;
-        to_js(&options)
+    pub fn compile_options(&self) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            with_conn(&inner, |conn| {
+                let mut stmt = conn
+                    .prepare("PRAGMA compile_options")
+                    .map_err(sqlite_error)?;
+                let options = stmt
+                    .query_map([], |row| row.get::<_, String>(0))
+                    .map_err(sqlite_error)?
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(sqlite_error)?;
+                to_js(&options)
+            })
+            .await
+        })
     }
 
-    /// The database file's bytes (a consistent copy: call it between transactions), e.g. for
-    /// a download.
-    pub fn export(&self) -> Result<Vec<u8>, JsValue> {
-        self.installed.export(DATABASE).map_err(install_error)
+    /// The database file's bytes (a consistent copy: taken between transactions), e.g. for a
+    /// download; resolves to a `Uint8Array`.
+    pub fn export(&self) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            with_conn(&inner, |_| {
+                let installed = inner.installed.try_borrow().map_err(|_| busy_here())?;
+                let bytes = installed.export(DATABASE).map_err(install_error)?;
+                Ok(js_sys::Uint8Array::from(bytes.as_slice()).into())
+            })
+            .await
+        })
     }
 
-    /// Closes the connection and the volume (flush, checkpoint, release the OPFS files so that
-    /// another tab or worker can open them). Terminating the worker releases them too.
-    pub fn close(&mut self) -> Result<(), JsValue> {
-        drop(self.conn.take());
-        self.installed.close().map_err(install_error)
+    /// Closes the connection and the volume (flush, checkpoint, release the OPFS files and the
+    /// turn, so that another tab or worker can take them). Terminating the worker releases them
+    /// too.
+    pub fn close(&self) -> Result<(), JsValue> {
+        drop(
+            self.inner
+                .conn
+                .try_borrow_mut()
+                .map_err(|_| busy_here())?
+                .take(),
+        );
+        self.inner
+            .installed
+            .try_borrow_mut()
+            .map_err(|_| busy_here())?
+            .close()
+            .map_err(install_error)
     }
 }

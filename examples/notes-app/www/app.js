@@ -48,8 +48,9 @@ function start() {
 function failed(error) {
   app.error = error;
   if (error.name === "VolumeBusy") {
-    // Today one tab owns the volume at a time; the second one gets this message.
-    setState("busy", "These notes are open in another tab or window. Close it, then press Retry.");
+    // Tabs take turns on the volume; this only happens if another tab never hands it over
+    // (e.g. a page kept in the back-forward cache with its worker still running).
+    setState("busy", "Another tab is holding the notes and does not let go. Close it, then press Retry.");
   } else if (error.name === "Unsupported") {
     setState("unsupported", `This browser cannot store the notes here: ${error.message}`);
   } else {
@@ -97,10 +98,17 @@ async function refresh() {
   $("#count").textContent = `${notes.length} note${notes.length === 1 ? "" : "s"}`;
 }
 
+// Every tab shows the same notes: after a change, tell the other tabs of this app to refresh.
+const changes = new BroadcastChannel("notes-app-changes");
+changes.onmessage = () => {
+  if (app.state === "ready") refresh().catch(failed);
+};
+
 async function act(change) {
   try {
     await change();
     await refresh();
+    changes.postMessage("changed");
   } catch (e) {
     if (["VolumeError", "VolumeBusy", "Closed", "WorkerError"].includes(e.name)) {
       // The volume refuses further work (I/O error, storage full, ...): Retry reinstalls it,

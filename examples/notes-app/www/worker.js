@@ -5,11 +5,12 @@
 //   page -> worker   { id, op, arg }        op: list | add | remove | stats | compileOptions | export
 //   worker -> page   { id, ok: true, result } or { id, ok: false, error: { name, message } }
 //   worker -> page   { event: "ready" } once the database is open, or
-//                    { event: "failed", error: { name, message } }  (name "VolumeBusy": the
-//                    notes are open in another tab; "Unsupported": no OPFS here)
+//                    { event: "failed", error: { name, message } }  (name "VolumeBusy": another
+//                    tab did not hand the notes over in time; "Unsupported": no OPFS here)
 import init, { NotesDb } from "./pkg/notes_app.js";
 
-// The OPFS directory holding the volume (one per app; a second install of it is refused).
+// The OPFS directory holding the volume (one per app; every tab's worker installs it, and they
+// take turns).
 const DIRECTORY = "notes-app";
 
 // Start loading at once and listen before the first await: a request that arrives while the
@@ -43,7 +44,8 @@ onmessage = async ({ data: { id, op, arg } }) => {
     if (!run) {
       throw Object.assign(new Error(`unknown request: ${op}`), { name: "BadArgument" });
     }
-    postMessage({ id, ok: true, result: run(db, arg) });
+    // Every request waits for this worker's turn on the shared volume (the Rust side does).
+    postMessage({ id, ok: true, result: await run(db, arg) });
   } catch (e) {
     postMessage({ id, ok: false, error: describe(e) });
   }

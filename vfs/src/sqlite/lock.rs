@@ -110,6 +110,13 @@ impl LockTable {
         }
     }
 
+    /// Whether any handle holds any lock (SHARED or more) on any file: a transaction is open.
+    pub(crate) fn any_held(&self) -> bool {
+        self.entries
+            .values()
+            .any(|e| e.shared > 0 || e.reserved || e.pending || e.exclusive)
+    }
+
     /// Whether any handle holds RESERVED or more.
     pub(crate) fn reserved(&self, name: &str) -> bool {
         self.entries

@@ -314,6 +314,21 @@ impl<S: Storage + 'static> VfsHandle<S> {
         self.shared.stats.get()
     }
 
+    /// Whether any connection over this volume holds a SQLite lock (is inside a read or write
+    /// transaction). A volume shared between tabs is handed over only when none does.
+    pub fn locks_held(&self) -> bool {
+        self.shared
+            .locks
+            .try_borrow()
+            .map_or(true, |l| l.any_held())
+    }
+
+    /// [`VfsHandle::locks_held`] as a function that outlives the handle's borrow.
+    pub fn locks_probe(&self) -> impl Fn() -> bool + 'static {
+        let locks = self.shared.locks.clone();
+        move || locks.try_borrow().map_or(true, |l| l.any_held())
+    }
+
     /// Files of this VFS currently open.
     pub fn open_files(&self) -> usize {
         self.shared.open_files.get()

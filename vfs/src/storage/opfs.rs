@@ -223,11 +223,14 @@ impl Drop for SyncHandle {
     }
 }
 
-/// One physical file: an open OPFS sync access handle.
+/// One physical file: an OPFS file and, while held, its sync access handle.
 #[derive(Debug)]
 pub struct OpfsFile {
     id: PhysicalFileId,
-    handle: SyncHandle,
+    dir_name: String,
+    file: FileSystemFileHandle,
+    /// `None` while released to another tab or worker ([`OpfsStorage::release`]).
+    handle: Option<SyncHandle>,
 }
 
 impl OpfsFile {
@@ -250,7 +253,21 @@ impl OpfsFile {
             name: "TypeError".to_owned(),
             message: format!("not a file handle: {v:?}"),
         })?;
-        let handle = match call_async("open", &file, "createSyncAccessHandle", &[]).await {
+        let handle = Self::sync_handle(&file, dir_name, id).await?;
+        Ok(Self {
+            id,
+            dir_name: dir_name.to_owned(),
+            file,
+            handle: Some(handle),
+        })
+    }
+
+    async fn sync_handle(
+        file: &FileSystemFileHandle,
+        dir_name: &str,
+        id: PhysicalFileId,
+    ) -> StorageResult<SyncHandle> {
+        let handle = match call_async("open", file, "createSyncAccessHandle", &[]).await {
             Ok(h) => h,
             Err(StorageError::Platform { name, message, .. })
                 if name == "NoModificationAllowedError" =>
@@ -271,10 +288,19 @@ impl OpfsFile {
                 name: "TypeError".to_owned(),
                 message: format!("not a sync access handle: {v:?}"),
             })?;
-        Ok(Self {
-            id,
-            handle: SyncHandle(handle),
-        })
+        Ok(SyncHandle(handle))
+    }
+
+    fn handle(&self) -> StorageResult<&FileSystemSyncAccessHandle> {
+        self.handle
+            .as_ref()
+            .map(|h| &h.0)
+            .ok_or_else(|| StorageError::Busy {
+                message: format!(
+                    "the volume in OPFS directory {:?} is released to another tab or worker",
+                    self.dir_name
+                ),
+            })
     }
 
     /// Which physical file this is.
@@ -298,8 +324,7 @@ impl PhysicalFile for OpfsFile {
         while done < buf.len() {
             let pos = js_offset(offset + done as u64, buf.len() - done)?;
             let n = self
-                .handle
-                .0
+                .handle()?
                 .read_with_u8_array_and_options(&mut buf[done..], &at(pos))
                 .map_err(|e| js_error("read", &e))?;
             let n = match js_count(n).and_then(|n| usize::try_from(n).ok()) {
@@ -327,8 +352,7 @@ impl PhysicalFile for OpfsFile {
     fn write_at(&mut self, offset: u64, data: &[u8]) -> StorageResult<()> {
         let pos = js_offset(offset, data.len())?;
         let n = self
-            .handle
-            .0
+            .handle()?
             .write_with_u8_array_and_options(data, &at(pos))
             .map_err(|e| js_error("write", &e))?;
         let requested = data.len() as u64;
@@ -347,8 +371,7 @@ impl PhysicalFile for OpfsFile {
 
     fn len(&mut self) -> StorageResult<u64> {
         let size = self
-            .handle
-            .0
+            .handle()?
             .get_size()
             .map_err(|e| js_error("getSize", &e))?;
         js_count(size).ok_or_else(|| StorageError::Platform {
@@ -360,16 +383,19 @@ impl PhysicalFile for OpfsFile {
 
     fn set_len(&mut self, len: u64) -> StorageResult<()> {
         let len = js_offset(len, 0)?;
-        self.handle
-            .0
+        self.handle()?
             .truncate_with_f64(len)
             .map_err(|e| js_error("truncate", &e))
     }
 
     fn flush(&mut self) -> StorageResult<()> {
-        self.handle.0.flush().map_err(|e| js_error("flush", &e))
+        self.handle()?.flush().map_err(|e| js_error("flush", &e))
     }
 }
+
+/// Sync access handles opened by [`OpfsStorage::reopen`]; dropping them closes them.
+#[derive(Debug)]
+pub struct ReopenedHandles(Vec<SyncHandle>);
 
 /// The physical files of a volume in one OPFS directory. Dropping it closes every handle.
 #[derive(Debug)]
@@ -470,6 +496,48 @@ impl OpfsStorage {
     /// The directory name this storage was opened with.
     pub fn dir(&self) -> &str {
         &self.dir
+    }
+
+    /// Closes both sync access handles (another tab or worker may then open them); every call
+    /// fails with [`StorageError::Busy`] until [`OpfsStorage::reacquire`]. Closing costs
+    /// ~1 ms per handle in Chromium, ~3 ms in Firefox.
+    pub fn release(&mut self) {
+        for f in &mut self.files {
+            f.handle = None;
+        }
+    }
+
+    /// Whether the handles are released.
+    pub fn is_released(&self) -> bool {
+        self.files.iter().any(|f| f.handle.is_none())
+    }
+
+    /// Opens new sync access handles on this storage's files after [`OpfsStorage::release`]
+    /// (the file handles from the first open are reused: no directory walk). The future owns
+    /// what it needs, so no borrow of the storage is held while it runs; put the result in with
+    /// [`OpfsStorage::install`]. Fails with [`StorageError::Busy`] while another context holds
+    /// the files; a half-open result closes what it opened.
+    pub fn reopen(&self) -> impl std::future::Future<Output = StorageResult<ReopenedHandles>> {
+        let files: Vec<(FileSystemFileHandle, String, PhysicalFileId)> = self
+            .files
+            .iter()
+            .map(|f| (f.file.clone(), f.dir_name.clone(), f.id))
+            .collect();
+        async move {
+            let mut handles = Vec::with_capacity(files.len());
+            for (file, dir, id) in &files {
+                // On error the handles opened so far drop here, which closes them.
+                handles.push(OpfsFile::sync_handle(file, dir, *id).await?);
+            }
+            Ok(ReopenedHandles(handles))
+        }
+    }
+
+    /// Puts handles from [`OpfsStorage::reopen`] back into service.
+    pub fn install(&mut self, handles: ReopenedHandles) {
+        for (f, h) in self.files.iter_mut().zip(handles.0) {
+            f.handle = Some(h);
+        }
     }
 }
 

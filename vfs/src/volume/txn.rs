@@ -664,7 +664,7 @@ impl<S: Storage> Volume<S> {
     /// When [`Volume::poll`] next has work: the relaxed levels' write/flush deadline, or an
     /// idle checkpoint. `None`: nothing scheduled.
     pub fn next_deadline(&self) -> Option<Instant> {
-        if self.poisoned.is_some() {
+        if self.poisoned.is_some() || self.released {
             return None;
         }
         let delay = self.opts.max_flush_delay;
@@ -689,7 +689,7 @@ impl<S: Storage> Volume<S> {
     /// it from a timer at [`Volume::next_deadline`] (the `web` module does). Returns the next
     /// deadline.
     pub fn poll(&mut self) -> Result<Option<Instant>> {
-        if self.poisoned.is_some() {
+        if self.poisoned.is_some() || self.released {
             return Ok(None);
         }
         let now = Instant::now();

@@ -73,6 +73,10 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_time::Instant;
 
+mod share;
+
+pub use share::{HoldGuard, ShareStats};
+
 use crate::sqlite::{self, RegisterError, SharedVolume, VfsHandle, VfsOptions};
 use crate::storage::{OpfsStorage, OriginUsage, StorageError};
 use crate::{BufferMode, Durability, Error, Metadata, Volume, VolumeOptions, VolumeStats};
@@ -119,6 +123,23 @@ pub struct InstallOptions {
     /// remaining quota: near it the volume checkpoints early to give log space back (default
     /// true).
     pub quota_aware: bool,
+    /// Whether other tabs and workers of the origin may use the volume too (default:
+    /// [`Sharing::Shared`]).
+    pub sharing: Sharing,
+}
+
+/// How a volume is shared between the tabs and workers of an origin.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sharing {
+    /// Contexts take turns (Web Locks): the volume is held here until another context asks and
+    /// this one is idle (no [`HoldGuard`], no SQLite transaction, nothing uncommitted); then it
+    /// is handed over, and taken back with [`Installed::acquire`]. Alone, nothing changes: the
+    /// volume stays held and nothing is paid. See the `share` docs in this module.
+    #[default]
+    Shared,
+    /// One holder: another context's [`install`] fails with [`InstallError::Busy`] (after
+    /// [`InstallOptions::busy_timeout`]) while this one has the volume installed.
+    Exclusive,
 }
 
 impl Default for InstallOptions {
@@ -137,6 +158,7 @@ impl Default for InstallOptions {
             memory_budget: defaults.memory_budget,
             disk_cache_bytes: defaults.disk_cache_bytes,
             quota_aware: true,
+            sharing: Sharing::Shared,
         }
     }
 }
@@ -234,6 +256,7 @@ pub struct Installed {
     vfs_name: String,
     directory: String,
     inner: Option<Inner>,
+    share: Option<Rc<share::Share>>,
 }
 
 impl fmt::Debug for Installed {
@@ -249,7 +272,48 @@ impl fmt::Debug for Installed {
 /// Opens the OPFS directory, mounts the volume and registers the SQLite VFS. Call it once, in
 /// a dedicated worker, and keep the handle as long as connections use the VFS.
 pub async fn install(options: InstallOptions) -> Result<Installed, InstallError> {
-    let storage = open_waiting(&options.directory, options.busy_timeout).await?;
+    // Shared: take our turn first (the Web Lock), then the handles are ours to open.
+    let mut held = None;
+    if options.sharing == Sharing::Shared {
+        let s = share::Share::new(&options.directory, options.busy_timeout)?;
+        let release = s.wait_for_lock(Some(options.busy_timeout)).await?;
+        held = Some((s, release));
+    }
+    let storage = match open_waiting(&options.directory, options.busy_timeout).await {
+        Ok(st) => st,
+        Err(e) => {
+            if let Some((s, release)) = held {
+                let _ = release.call0(&JsValue::NULL);
+                s.close_channel();
+            }
+            return Err(e.into());
+        }
+    };
+    let result = install_with(options, storage).await;
+    match (result, held) {
+        (Ok(mut inst), Some((s, release))) => {
+            s.set_held(release);
+            if let Some(inner) = &inst.inner {
+                s.bind(&inner.volume, Box::new(inner.vfs.locks_probe()));
+            }
+            inst.share = Some(s);
+            Ok(inst)
+        }
+        (Ok(inst), None) => Ok(inst),
+        (Err(e), held) => {
+            if let Some((s, release)) = held {
+                let _ = release.call0(&JsValue::NULL);
+                s.close_channel();
+            }
+            Err(e)
+        }
+    }
+}
+
+async fn install_with(
+    options: InstallOptions,
+    storage: OpfsStorage,
+) -> Result<Installed, InstallError> {
     let mut vopts = options.volume_options();
     if options.quota_aware {
         // The origin's remaining quota, plus what the volume's files take already (they are in
@@ -293,6 +357,7 @@ fn finish_install(
         vfs_name: options.vfs_name,
         directory: options.directory,
         inner: Some(Inner { vfs, volume }),
+        share: None,
     })
 }
 
@@ -583,13 +648,90 @@ impl Installed {
         }
         let Inner { vfs, volume } = self.inner.take().ok_or(InstallError::Closed)?;
         let unregistered = vfs.unregister().map_err(|(_, e)| InstallError::from(e));
-        let closed = match Rc::try_unwrap(volume) {
-            Ok(volume) => volume.into_inner().close().map(drop),
-            // Someone kept a clone of the shared volume: flush, the handles close with it.
-            Err(shared) => shared.borrow_mut().flush(),
+        // Released to another context: what this one committed was made durable when it
+        // released; nothing to flush, no handles to close.
+        let released = volume.try_borrow().is_ok_and(|v| v.is_released());
+        let closed = if released {
+            Ok(())
+        } else {
+            match Rc::try_unwrap(volume) {
+                Ok(volume) => volume.into_inner().close().map(drop),
+                // Someone kept a clone of the shared volume: flush, the handles close with it.
+                Err(shared) => shared.borrow_mut().flush(),
+            }
         };
+        if let Some(s) = self.share.take() {
+            s.close_channel();
+        }
         unregistered?;
         Ok(closed?)
+    }
+
+    /// Waits until this context holds the volume (shared volumes: another tab or worker may
+    /// hold it), catching up with what others committed meanwhile, and keeps it held while the
+    /// guard lives. Run SQL while holding it; with [`Sharing::Exclusive`] it returns at once.
+    /// After the guard drops the volume stays held until another context asks.
+    ///
+    /// The future does not borrow `self`: start it, then await it after the borrow ends (the
+    /// handle may live in a `RefCell`).
+    pub fn acquire(
+        &self,
+    ) -> impl std::future::Future<Output = Result<Option<HoldGuard>, InstallError>> + 'static {
+        let share = match self.inner() {
+            Ok(_) => Ok(self.share.clone()),
+            Err(e) => Err(e),
+        };
+        async move {
+            match share? {
+                Some(s) => Ok(Some(s.acquire().await?)),
+                None => Ok(None),
+            }
+        }
+    }
+
+    /// Acquires the volume ([`Installed::acquire`]), runs `f` (synchronous SQL on this context's
+    /// connections), and lets the volume go to whoever asked meanwhile.
+    pub async fn run<R>(&self, f: impl FnOnce() -> R) -> Result<R, InstallError> {
+        let guard = self.acquire().await?;
+        let r = f();
+        drop(guard);
+        Ok(r)
+    }
+
+    /// Hands the volume over now (shared volumes), for apps that manage it themselves, e.g.
+    /// when their tab is hidden: makes everything durable, closes the access handles, releases
+    /// the Web Lock. Fails with [`InstallError::Busy`] while a connection is inside a
+    /// transaction or a [`HoldGuard`] lives. Take it back with [`Installed::resume`].
+    pub fn pause(&self) -> Result<(), InstallError> {
+        self.inner()?;
+        let Some(s) = &self.share else {
+            return Err(InstallError::Unsupported {
+                message: "pause needs Sharing::Shared".into(),
+            });
+        };
+        match s.release_now()? {
+            true => Ok(()),
+            false => Err(InstallError::Busy {
+                message: "a transaction is open or a HoldGuard lives; pause when idle".into(),
+            }),
+        }
+    }
+
+    /// Takes the volume back after [`Installed::pause`] (or after another context took it):
+    /// waits for the Web Lock, reopens the handles, catches up.
+    pub async fn resume(&self) -> Result<(), InstallError> {
+        drop(self.acquire().await?);
+        Ok(())
+    }
+
+    /// Whether this context holds the volume now (always, for exclusive volumes).
+    pub fn is_held(&self) -> bool {
+        self.share.as_ref().is_none_or(|s| s.holding.get())
+    }
+
+    /// What this context did to share the volume (shared volumes).
+    pub fn share_stats(&self) -> Option<ShareStats> {
+        self.share.as_ref().map(|s| s.stats.get())
     }
 
     /// Closes the volume (as [`Installed::close`]) and removes its OPFS directory with every
