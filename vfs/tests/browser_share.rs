@@ -115,7 +115,11 @@ async fn three_holders_interleave_inserts() {
         holder(&dir, "h1", BufferMode::Disk).await,
         holder(&dir, "h2", BufferMode::Memory).await,
     ];
-    let cs: Vec<Connection> = hs.iter().map(connect).collect();
+    // Opening a connection may create the database file: do it while holding the volume.
+    let mut cs: Vec<Connection> = Vec::new();
+    for h in &hs {
+        cs.push(h.run(|| connect(h)).await.unwrap());
+    }
     hs[0]
         .run(|| {
             cs[0]

@@ -4,7 +4,8 @@
 //! Holders take turns through an exclusive Web Lock named `opfs-vfs:<directory>`:
 //! - the holder keeps the lock, and the handles, until another context asks — a message on a
 //!   `BroadcastChannel` of the same name — and it is idle: no [`HoldGuard`] alive, no SQLite
-//!   connection inside a transaction (no SQLite lock held), no uncommitted change. Then it makes
+//!   connection inside a transaction (no SQLite lock held). Then it commits what was changed
+//!   outside a transaction (a database a connection created, filesystem-API writes), makes
 //!   everything durable ([`Volume::release`]), closes the handles and releases the Web Lock;
 //! - a context that wants the volume posts the request and waits for the Web Lock (granted in
 //!   request order, so every context gets its turn), opens the handles again and catches up:
@@ -364,7 +365,10 @@ impl Share {
         let Ok(mut vol) = volume.try_borrow_mut() else {
             return Ok(false);
         };
-        if vol.has_uncommitted() {
+        // No SQLite transaction is open (no lock held): what is uncommitted was changed outside
+        // one (a file a connection created at open, filesystem-API writes): commit it, so the
+        // next holder sees it.
+        if vol.has_uncommitted() && vol.commit().is_err() {
             return Ok(false);
         }
         match vol.release() {
