@@ -1,4 +1,6 @@
 #![cfg(not(target_arch = "wasm32"))]
+// Small random sizes and offsets, narrowed on purpose.
+#![allow(clippy::cast_possible_truncation)]
 //! Several holders of one volume taking turns (tabs or workers of one origin): release, resume
 //! and catch up; a holder that dies holding the volume; checkpoints by others in between.
 //!
