@@ -74,11 +74,16 @@ impl<S: Storage> Volume<S> {
         !self.pending.values().any(|p| p.spilled_any)
     }
 
-    /// The log size at which a commit checkpoints: the option, or a quarter of the logical
-    /// bytes if larger; lower near the space limit, so the log gives space back in time.
+    /// The log size at which a commit checkpoints: the option, or 1/16 of the logical bytes if
+    /// larger (at most 256 MiB): large volumes checkpoint proportionally less often while the
+    /// log stays a small fraction of the space; lower near the space limit, so the log gives
+    /// space back in time.
     pub(crate) fn checkpoint_threshold(&self) -> u64 {
         let logical: u64 = self.files.values().map(|f| f.size).sum();
-        let mut t = self.opts.checkpoint_bytes.max(logical / 4);
+        let mut t = self
+            .opts
+            .checkpoint_bytes
+            .max((logical / 16).min(256 << 20));
         if let Some(limit) = self.opts.space_limit {
             let avail = limit.saturating_sub(self.alloc.count * PAGE);
             t = t.min((avail / 2).max(64 << 10));
@@ -102,10 +107,12 @@ impl<S: Storage> Volume<S> {
 
     /// Checkpoints, then moves every block beyond what the state needs into free space below
     /// it and cuts the data file there: gives the space of deleted and shrunk files back to the
-    /// origin. Costs a rewrite of the catalog and of the moved blocks.
+    /// origin. Costs a rewrite of the catalog and of the moved blocks. (Checkpoints do this by
+    /// themselves when more than a tenth of the data file, and over 1 MiB, is unused.)
     pub fn compact(&mut self) -> Result<()> {
-        self.checkpoint()?;
-        self.checkpoint_inner(true)
+        self.commit()?;
+        self.checkpoint_pass(false)?;
+        self.checkpoint_pass(true)
     }
 
     /// A checkpoint whose failure is recorded and retried later, never reported to a commit.
@@ -125,7 +132,24 @@ impl<S: Storage> Volume<S> {
         }
     }
 
+    /// Blocks the data file holds beyond what the state needs (free now or after the next
+    /// checkpoint), if that is worth a compaction: more than 1 MiB and more than a tenth.
+    fn wasted_blocks(&self) -> Option<u64> {
+        let waste = self.alloc.free.len() + self.alloc.pending.len();
+        (waste > 256 && waste * 10 > self.alloc.count).then_some(waste)
+    }
+
     fn checkpoint_inner(&mut self, relocate: bool) -> Result<()> {
+        self.checkpoint_pass(relocate)?;
+        // A shrunk or deleted database leaves holes the tail trim cannot give back: when they
+        // are worth it, move the blocks beyond what the state needs down and cut the file.
+        if !relocate && self.wasted_blocks().is_some() {
+            self.checkpoint_pass(true)?;
+        }
+        Ok(())
+    }
+
+    fn checkpoint_pass(&mut self, relocate: bool) -> Result<()> {
         self.check_writable()?;
         // Nothing to do: no change since the checkpoint, and the log holds at most its epoch's
         // marker frame.
