@@ -58,6 +58,8 @@ enum Op {
     Commit,
     Flush,
     Checkpoint,
+    /// Checkpoint with relocation of every block beyond what the state needs.
+    Compact,
     /// close + mount (in the other buffer mode if `switch`).
     Remount {
         switch: bool,
@@ -70,7 +72,7 @@ impl Op {
     fn commits(&self) -> bool {
         matches!(
             self,
-            Op::Commit | Op::Flush | Op::Checkpoint | Op::Remount { .. }
+            Op::Commit | Op::Flush | Op::Checkpoint | Op::Compact | Op::Remount { .. }
         )
     }
 }
@@ -157,7 +159,8 @@ fn gen_ops(rng: &mut SplitMix64, count: usize) -> Vec<Op> {
             54..=58 => Op::Delete(rng.index(n)),
             59..=82 => Op::Commit,
             83..=88 => Op::Flush,
-            89..=92 => Op::Checkpoint,
+            89..=90 => Op::Checkpoint,
+            91..=92 => Op::Compact,
             93..=96 => Op::Remount {
                 switch: rng.chance(1, 3),
             },
@@ -320,6 +323,10 @@ fn run_with(
             }
             Op::Checkpoint => {
                 check!(v.checkpoint(), "checkpoint", Some(&mut v));
+                out.lower = out.history.len() - 1;
+            }
+            Op::Compact => {
+                check!(v.compact(), "compact", Some(&mut v));
                 out.lower = out.history.len() - 1;
             }
             Op::Remount { switch } => {
