@@ -169,6 +169,47 @@ else
     step_end "ok"
 fi
 
+# --- 2b. node/npm and the JavaScript peers' npm packages (web/peers) ----------------------------
+# The benchmark page's peers (SQLite WASM, wa-sqlite, PGlite) are npm packages pinned in
+# web/peers/package-lock.json; `npm ci` installs exactly those into web/peers/node_modules and
+# web/build.sh copies the files the page loads. Nothing is fetched at run time.
+
+step_begin "node + npm"
+node_missing=()
+command -v node >/dev/null 2>&1 || node_missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || node_missing+=(npm)
+if [[ ${#node_missing[@]} -eq 0 ]]; then
+    step_end "already present (node $(node --version), npm $(npm --version))"
+else
+    say "$STEP_NAME ... missing: ${node_missing[*]}"
+    run_logged apt-update-node apt-get update || step_fail "apt-get update"
+    run_logged apt-install-node apt-get install -y --no-install-recommends "${node_missing[@]}" \
+        || step_fail "apt-get install ${node_missing[*]}"
+    step_end "ok"
+fi
+
+# Every package in the lock file is installed at its locked version (else `npm ci`).
+peers_installed() {
+    (cd web/peers && node -e '
+        const lock = require("./package-lock.json");
+        for (const [path, meta] of Object.entries(lock.packages)) {
+            if (!path) continue;
+            let version = null;
+            try { version = require("./" + path + "/package.json").version; } catch {}
+            if (version !== meta.version) process.exit(1);
+        }')
+}
+
+step_begin "npm packages (web/peers)"
+if peers_installed; then
+    step_end "already present"
+else
+    (cd web/peers && run_logged npm-ci npm ci --no-audit --no-fund --ignore-scripts) \
+        || step_fail "npm ci in web/peers"
+    peers_installed || step_fail "web/peers/node_modules does not match package-lock.json after npm ci"
+    step_end "ok"
+fi
+
 # --- 3. cargo-installed tools ------------------------------------------------------------------
 
 cargo_install_tool "wasm-pack $WASM_PACK_VERSION" wasm-pack "$WASM_PACK_VERSION" wasm-pack
