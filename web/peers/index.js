@@ -124,7 +124,7 @@ const BACKENDS = [
     name: 'pglite-opfs-ahp', engine: 'pglite', lib: 'pglite', persistent: true,
     reference: 'pglite-memory', engine_reference: 'pglite-memory', needs: ['opfs-sync'],
     durability: 'each exec() call resolves after flush() of every OPFS handle it dirtied (not each COMMIT inside it)',
-    durability_settings: "new PGlite('opfs-ahp://…', {relaxedDurability: false}): a pool of pre-opened OPFS access handles (1,000 at first) holding the data directory's files, a JSON state file checkpointed every 60 s (and at close); every exec()/query() awaits flush() of each dirty handle before it resolves; Postgres' own fsyncs do not flush",
+    durability_settings: "new PGlite('opfs-ahp://…', {relaxedDurability: false}): a pool of pre-opened OPFS access handles (1,000 at first) holding the data directory's files, a state file logging every metadata operation as a JSON line (flushed with the data; compacted every 60 s); every exec()/query() awaits flush() of each dirty handle before it resolves; Postgres' own fsyncs do not flush",
     make: () => new PgliteDriver('opfs-ahp'),
   },
 ];

@@ -58,6 +58,17 @@ async function main() {
           : ['sync_ms', 'reopen_ms', 'verify_ms'].every((k) => ph[k] === null);
         run.checks.push([`${op}: phases complete`, timed && lifecycle]);
         run.checks.push([`${op}: storage left as found`, same(r.storage_after, baseline)]);
+        // Every entry the run created is one of this module's: OPFS under peers/ (or
+        // wa-sqlite's .ahp-* temporary directories), IndexedDB databases named peers-… (PGlite's
+        // IDBFS prefixes the mount point /pglite/).
+        const created = {
+          opfs: (r.storage_during?.opfs ?? []).filter((n) => !baseline.opfs.includes(n)),
+          idb: (r.storage_during?.idb ?? []).filter((n) => !baseline.idb.includes(n)),
+        };
+        run[`${op}_storage_created`] = created;
+        const owned = created.opfs.every((n) => n.startsWith(`${info.opfs_dir}/`) || n.startsWith('.ahp-'))
+          && created.idb.every((n) => n.startsWith(`${info.opfs_dir}-`) || n.startsWith(`/pglite/${info.opfs_dir}-`));
+        run.checks.push([`${op}: only its own storage used (${[...created.opfs.filter((n) => n.split('/').length <= 3), ...created.idb].join(' ') || 'none'})`, owned && (!b.persistent || created.opfs.length + created.idb.length > 0)]);
         if (!same(r.storage_after, baseline)) run.errors.push(`${op}: storage after ${JSON.stringify(r.storage_after)} != before ${JSON.stringify(baseline)}`);
         if (op === 'suite') {
           run.checks.push(['suite: sql_sha256 equals the generator\'s', r.sql_sha256 === fixture.sha256]);

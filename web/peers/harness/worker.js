@@ -49,10 +49,18 @@ self.onmessage = async (ev) => {
       const res = await fetch(fixture);
       if (!res.ok) throw new Error(`fixture ${fixture}: HTTP ${res.status}`);
       const fx = await res.json();
-      const onProgress = (e) => self.postMessage({ progress: e });
+      // What the backend holds once its workload is done (listed when `close` starts, so the
+      // listing itself is outside every timed phase but close's): the harness checks that every
+      // new entry is one this module owns.
+      let during = null;
+      const onProgress = (e) => {
+        if (e.phase === 'close' && !during) during = listStorage();
+        self.postMessage({ progress: e });
+      };
       if (op === 'suite') result = await runPeerSuite(name, fx.cases, { onProgress });
       else if (op === 'batch') result = await runPeerBatch(name, fx.batch, { onProgress });
       else throw new Error(`unknown op ${op}`);
+      result.storage_during = during ? await during : null;
       result.storage_after = await listStorage();
     }
     self.postMessage({ ok: true, result });
