@@ -391,9 +391,10 @@ class SqliteWasmDriver {
   }
 
   /**
-   * Runs a script like sqlite3_exec: prepare_v3 on a pointer into the NUL-terminated copy of
-   * the script, step to completion, finalize, advance to the tail. (oo1.DB.exec copies the
-   * remaining text for every statement: quadratic on a multi-megabyte case.)
+   * Runs a script like sqlite3_exec: prepare_v3 on a pointer into one NUL-terminated copy of
+   * the script (length counted up to and including the NUL), step to completion, finalize,
+   * advance to the tail. (oo1.DB.exec copies the remaining text for every statement:
+   * quadratic on a multi-megabyte case.)
    */
   execScript(db, sql) {
     const { capi, wasm } = this.sqlite3;
@@ -409,7 +410,9 @@ class SqliteWasmDriver {
       const end = wasm.ptr.add(pSql, bytes.length);
       let p = pSql;
       while (Number(p) < Number(end)) {
-        let rc = capi.sqlite3_prepare_v3(pDb, p, Number(end) - Number(p), 0, ppStmt, pzTail);
+        // The length includes the NUL terminator: with a length that stops short of a NUL,
+        // sqlite3_prepare copies all of the remaining text first (quadratic over a script).
+        let rc = capi.sqlite3_prepare_v3(pDb, p, Number(end) - Number(p) + 1, 0, ppStmt, pzTail);
         if (rc !== capi.SQLITE_OK) throw new Error(`prepare: ${capi.sqlite3_errmsg(pDb)} (rc ${rc})`);
         const pStmt = wasm.peekPtr(ppStmt);
         p = wasm.peekPtr(pzTail);
@@ -671,9 +674,12 @@ class PgliteDriver {
     return `opfs-ahp://${this.dir}`;
   }
 
-  /** IndexedDB names of this backend: Emscripten's IDBFS names the database by mount point. */
+  /**
+   * IndexedDB names of this backend: Emscripten's IDBFS names the database by its mount point,
+   * `/pglite/<dataDir>` (seen in both browsers by the harness's storage check).
+   */
   idbNames() {
-    return this.kind === 'idb' ? [`/pglite/${this.idbName}`, this.idbName] : [];
+    return this.kind === 'idb' ? [`/pglite/${this.idbName}`] : [];
   }
 
   async prepare() {
@@ -862,6 +868,10 @@ async function lifecycle(b, options, workload, verify) {
     phase = 'workload';
     out = await workload(driver, conn, progress);
     if (b.persistent) [, phases.sync_ms] = await step('sync', () => driver.sync(conn));
+    if (options?.afterWorkload) {
+      phase = 'afterWorkload hook';
+      await options.afterWorkload();
+    }
     const c = conn;
     conn = null;
     [, phases.close_ms] = await step('close', () => driver.close(c));
@@ -893,7 +903,10 @@ async function lifecycle(b, options, workload, verify) {
  * Runs the suite once from a wiped state.
  * @param {string} name a backend name from peerBackends()
  * @param {{number: number, title: string, sql: string}[]} cases the generated cases, in order
- * @param {{onProgress?: (event: object) => void}} [options]
+ * @param {{onProgress?: (event: object) => void, afterWorkload?: () => Promise<void>}} [options]
+ *   onProgress: called (synchronously) as each phase and case starts;
+ *   afterWorkload: awaited after the workload and sync, before close, in no timed phase (the
+ *   harness lists the storage there).
  */
 export async function runPeerSuite(name, cases, options = {}) {
   const b = backendNamed(name);
@@ -934,7 +947,8 @@ export async function runPeerSuite(name, cases, options = {}) {
  * @param {string} name
  * @param {{create_sql: string, insert_sql: string, rows: Array<[number, number, string]>,
  *          expected?: {count: number, sum_a: number, sum_b: number}}} batch
- * @param {{onProgress?: (event: object) => void}} [options]
+ * @param {{onProgress?: (event: object) => void, afterWorkload?: () => Promise<void>}} [options]
+ *   as for runPeerSuite.
  */
 export async function runPeerBatch(name, batch, options = {}) {
   const b = backendNamed(name);

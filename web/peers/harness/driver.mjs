@@ -84,6 +84,15 @@ const profile = mkdtempSync(join(tmpdir(), `peers-${browser}-`));
 const { child, base } = await startDriver(`${args.out}.${browser === 'chromium' ? 'chromedriver' : 'geckodriver'}.log`);
 let session = null;
 let exitCode = 1;
+// Stopped from outside: end the browser session and the driver rather than orphan them.
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.once(sig, async () => {
+    if (session) await wd(base, 'DELETE', `/session/${session}`).catch(() => {});
+    child.kill();
+    rmSync(profile, { recursive: true, force: true });
+    process.exit(130);
+  });
+}
 try {
   const caps = browser === 'chromium'
     ? { browserName: 'chrome', 'goog:chromeOptions': { binary: process.env.CHROMIUM_BIN ?? '/usr/bin/chromium', args: [...CHROMIUM_ARGS, `--user-data-dir=${profile}`] } }

@@ -6,6 +6,7 @@ import { peerBackends, runPeerSuite, runPeerBatch, PACKAGES, OPFS_DIR } from '..
 async function listStorage() {
   const opfs = [];
   const walk = async (dir, prefix, depth) => {
+    // Nothing else runs in this worker meanwhile; a directory that vanishes is an error.
     for await (const [name, handle] of dir.entries()) {
       const path = `${prefix}${name}${handle.kind === 'directory' ? '/' : ''}`;
       opfs.push(path);
@@ -49,18 +50,18 @@ self.onmessage = async (ev) => {
       const res = await fetch(fixture);
       if (!res.ok) throw new Error(`fixture ${fixture}: HTTP ${res.status}`);
       const fx = await res.json();
-      // What the backend holds once its workload is done (listed when `close` starts, so the
-      // listing itself is outside every timed phase but close's): the harness checks that every
-      // new entry is one this module owns.
+      // What the backend holds once its workload is done (listed in the afterWorkload hook,
+      // outside every timed phase): the harness checks that every new entry is one this module
+      // owns.
       let during = null;
-      const onProgress = (e) => {
-        if (e.phase === 'close' && !during) during = listStorage();
-        self.postMessage({ progress: e });
+      const options = {
+        onProgress: (e) => self.postMessage({ progress: e }),
+        afterWorkload: async () => { during = await listStorage(); },
       };
-      if (op === 'suite') result = await runPeerSuite(name, fx.cases, { onProgress });
-      else if (op === 'batch') result = await runPeerBatch(name, fx.batch, { onProgress });
+      if (op === 'suite') result = await runPeerSuite(name, fx.cases, options);
+      else if (op === 'batch') result = await runPeerBatch(name, fx.batch, options);
       else throw new Error(`unknown op ${op}`);
-      result.storage_during = during ? await during : null;
+      result.storage_during = during;
       result.storage_after = await listStorage();
     }
     self.postMessage({ ok: true, result });
