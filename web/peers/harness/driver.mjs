@@ -142,12 +142,15 @@ function summarize(doc) {
   let passed = 0;
   let failed = 0;
   for (const p of r.problems) { console.log(`  problem: ${p}`); failed++; }
+  const total = (name) => r.runs.find((x) => x.name === name)?.suite?.total_ms;
   for (const run of r.runs) {
     if (!run.available) { console.log(`  ${run.name.padEnd(26)} skipped: ${run.skip_reason}`); continue; }
     const s = run.suite;
     const b = run.batch;
     const cases = s ? s.cases.map((c) => c.ms.toFixed(1)).join(' ') : '';
-    console.log(`  ${run.name.padEnd(26)} suite ${fmt(s?.total_ms).padStart(9)} ms (test1 ${fmt(s?.test1_ms)}; init ${fmt(s?.phases.init_ms)} sync ${fmt(s?.phases.sync_ms)} close ${fmt(s?.phases.close_ms)} reopen ${fmt(s?.phases.reopen_ms)} verify ${fmt(s?.phases.verify_ms)})  batch ${fmt(b?.ms)} ms`);
+    const ref = r.backends.find((x) => x.name === run.name)?.engine_reference;
+    const ratio = s && ref && total(ref) ? ` = ${(s.total_ms / total(ref)).toFixed(2)}× ${ref}` : '';
+    console.log(`  ${run.name.padEnd(26)} suite ${fmt(s?.total_ms).padStart(9)} ms${ratio} (test1 ${fmt(s?.test1_ms)}; init ${fmt(s?.phases.init_ms)} sync ${fmt(s?.phases.sync_ms)} close ${fmt(s?.phases.close_ms)} reopen ${fmt(s?.phases.reopen_ms)} verify ${fmt(s?.phases.verify_ms)})  batch ${fmt(b?.ms)} ms`);
     if (cases) console.log(`  ${''.padEnd(26)} cases: ${cases}`);
     for (const [, ok] of run.checks) { if (ok) passed++; else failed++; }
     const runErrors = run.errors.filter((e) => !e.startsWith('check failed:'));
