@@ -922,7 +922,7 @@ export async function runPeerSuite(name, cases, options = {}) {
         try {
           await driver.exec(conn, c.sql);
         } catch (e) {
-          throw new Error(`case ${c.number} (${c.title}): ${errorText(e)}`);
+          throw new Error(`case ${c.number}${c.title ? ` (${c.title})` : ''}: ${errorText(e)}`);
         }
         samples.push({ number: c.number, ms: now() - t });
       }

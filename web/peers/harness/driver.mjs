@@ -157,6 +157,10 @@ function summarize(doc) {
     for (const e of run.errors) console.log(`  ${''.padEnd(26)} ERROR ${e}`);
     failed += runErrors.length;
   }
+  for (const [what, ok] of r.failure_checks ?? []) {
+    console.log(`  ${ok ? 'ok' : 'FAILED'}: ${what}`);
+    if (ok) passed++; else failed++;
+  }
   console.log(`peers-harness ${doc.browser}: ${passed} passed, ${failed} failed`);
   return failed === 0 ? 0 : 1;
 }

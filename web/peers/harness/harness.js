@@ -87,7 +87,23 @@ async function main() {
     }
     for (const [what, ok] of run.checks) if (!ok) run.errors.push(`check failed: ${what}`);
   }
+  // Failure paths: an unknown backend, and a failing case on two persistent backends.
+  const failures = [];
+  const unknown = await inWorker({ op: 'failure', name: 'no-such-backend' }).catch((e) => ({ message: e.message }));
+  failures.push(['unknown backend rejected', /unknown peer backend/.test(unknown.message ?? '')]);
+  for (const name of ['sqlitewasm-opfs-sahpool', 'wasqlite-opfs-coopsync']) {
+    if (!info.backends.find((b) => b.name === name)?.available || !wanted(name)) continue;
+    try {
+      const r = await inWorker({ op: 'failure', name });
+      failures.push([`${name}: failing case rejected as "${r.message}"`, (r.message ?? '').startsWith(`${name}: workload: case 1 (bad): `)]);
+      failures.push([`${name}: storage left as found after the failure`, same(r.storage_after, baseline)]);
+    } catch (e) {
+      failures.push([`${name}: failure run: ${e.message}`, false]);
+    }
+  }
+  for (const [what, ok] of failures) log(`${ok ? 'ok' : 'FAILED'}: ${what}`);
   state.result = {
+    failure_checks: failures,
     generated_at: new Date().toISOString(),
     fixture: { url: fixtureUrl, seed: fixture.seed, scale_divisor: fixture.scale_divisor, sha256: fixture.sha256, batch_rows: fixture.batch.rows.length },
     env: info.env,

@@ -46,6 +46,17 @@ self.onmessage = async (ev) => {
           hardware_concurrency: navigator.hardwareConcurrency ?? null,
         },
       };
+    } else if (op === 'failure') {
+      // A case that fails must reject with the backend, the phase and the case in the message,
+      // after cleaning up (the storage is checked by the page).
+      const cases = [{ number: 1, title: 'bad', sql: 'CREATE TABLE t1(a INTEGER);\nSELECT * FROM no_such_table;\n' }];
+      let message = null;
+      try {
+        await runPeerSuite(name, cases);
+      } catch (e) {
+        message = e.message;
+      }
+      result = { message, storage_after: await listStorage() };
     } else {
       const res = await fetch(fixture);
       if (!res.ok) throw new Error(`fixture ${fixture}: HTTP ${res.status}`);
