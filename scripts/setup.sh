@@ -173,6 +173,34 @@ else
     step_end "ok"
 fi
 
+# --- 2b. the JavaScript peers' npm packages (web/peers) ------------------------------------------
+# The benchmark page's peers (SQLite WASM, wa-sqlite, PGlite) are npm packages pinned in
+# web/peers/package-lock.json; `npm ci` installs exactly those into web/peers/node_modules and
+# web/build.sh copies the files the page loads. Nothing is fetched at run time.
+
+# node and npm themselves come with the apt step above (only when missing).
+# Every package in the lock file is installed at its locked version (else `npm ci`).
+peers_installed() {
+    (cd web/peers && node -e '
+        const lock = require("./package-lock.json");
+        for (const [path, meta] of Object.entries(lock.packages)) {
+            if (!path) continue;
+            let version = null;
+            try { version = require("./" + path + "/package.json").version; } catch {}
+            if (version !== meta.version) process.exit(1);
+        }')
+}
+
+step_begin "npm packages (web/peers)"
+if peers_installed; then
+    step_end "already present"
+else
+    (cd web/peers && run_logged npm-ci npm ci --no-audit --no-fund --ignore-scripts) \
+        || step_fail "npm ci in web/peers"
+    peers_installed || step_fail "web/peers/node_modules does not match package-lock.json after npm ci"
+    step_end "ok"
+fi
+
 # --- 3. cargo-installed tools ------------------------------------------------------------------
 
 cargo_install_tool "wasm-pack $WASM_PACK_VERSION" wasm-pack "$WASM_PACK_VERSION" wasm-pack

@@ -2,6 +2,7 @@
 # Builds the benchmark page into web/dist/:
 #   web/dist/index.html, app.js, worker.js, style.css   (copied from web/static/)
 #   web/dist/pkg/web.js, web_bg.wasm, ...                (wasm-pack --target web output)
+#   web/dist/peers/index.js, node_modules/...            (the JavaScript peers: web/peers/copy.sh)
 #
 # Usage: bash web/build.sh [--dev]
 #   --dev   debug build (fast to compile, slow to run: not for measurements)
@@ -59,6 +60,8 @@ if [[ "$profile" == --release && "$wasm_opt" != off ]]; then
   echo "build.sh: wasm-opt $opt_version -O: $before -> $(stat -c %s "$wasm") bytes"
 fi
 cp "$web"/static/index.html "$web"/static/app.js "$web"/static/worker.js "$web"/static/style.css "$dist"/
+# The JavaScript peers and the npm package files they load (installed by setup.sh's `npm ci`).
+bash "$web/peers/copy.sh" "$dist/peers"
 # wasm-pack writes a .gitignore ("*") into pkg/; the whole dist/ is ignored at the root already.
 rm -f "$dist/pkg/.gitignore"
 echo "build.sh: built $dist in $(( $(date +%s) - start )) s ($(du -h "$dist/pkg/web_bg.wasm" | cut -f1) wasm)"
