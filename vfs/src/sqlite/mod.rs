@@ -41,45 +41,42 @@
 //!   as an I/O error (the instance then refuses further calls). On `wasm32-unknown-unknown`
 //!   panics abort, so the code paths are kept panic-free instead (checked arithmetic, `try_*`).
 //!
-//! ## Commit cost: batch-atomic writes
-//! Under [`Durability::Strict`](crate::Durability::Strict) a SQLite transaction costs one
-//! volume commit, i.e. one log write and one `flush()`. The VFS declares
-//! `SQLITE_IOCAP_BATCH_ATOMIC` on the main database file; SQLite (built with
-//! `SQLITE_ENABLE_BATCH_ATOMIC_WRITE`, see `.cargo/config.toml`) then keeps the rollback journal
-//! in memory and brackets the page writes with `SQLITE_FCNTL_BEGIN_ATOMIC_WRITE` /
-//! `COMMIT_ATOMIC_WRITE`. The file buffers the batch (reads see it through an overlay), applies
-//! it to the volume at COMMIT and calls [`Volume::commit`]: the whole transaction is one atomic
-//! log append. ROLLBACK discards the buffer. `xSync` of a database, journal or WAL file is a
-//! volume commit (a no-op when nothing changed, e.g. right after an atomic batch); `xDelete` is
-//! a delete plus a commit (a deleted journal is the commit point of DELETE mode when SQLite
-//! cannot use a batch: first transaction on an empty database, a transaction that spilled the
-//! page cache, multi-database transactions).
+//! ## Commit cost: one volume commit per SQLite transaction
+//! The VFS commits a database's group (the database, its journal, WAL and super-journals) as
+//! one volume commit at SQLite's real end of transaction — `SQLITE_FCNTL_COMMIT_PHASETWO` in
+//! every rollback-journal mode, the WAL's `xSync` in WAL mode, `COMMIT_ATOMIC_WRITE` for
+//! batch-atomic commits — whatever `journal_mode` and `synchronous` are, and with or without
+//! `SQLITE_ENABLE_BATCH_ATOMIC_WRITE` in SQLite's build (see `file.rs` and `vfs/DESIGN.md`). Under
+//! [`Durability::Strict`](crate::Durability::Strict) that is one log write and one `flush()`;
+//! the journal's creation, writes and deletion are inside the same atomic commit and cost no log
+//! bytes. `PRAGMA synchronous` is answered by the VFS: `OFF` (and `NORMAL` in WAL mode) make
+//! commits [`SyncLevel::WriteOnly`](crate::SyncLevel) (written, flushed within the level's
+//! delay). A failed commit is rolled back in the volume, so what SQLite was told is what a
+//! remount shows.
 //!
-//! Besides `BATCH_ATOMIC` every volume file declares `SEQUENTIAL`, `SAFE_APPEND` and
-//! `POWERSAFE_OVERWRITE`: after a crash the volume shows the state after some commit, so writes
-//! survive in order, appends never expose garbage, and a write never disturbs bytes next to it.
-//! `SEQUENTIAL` lets SQLite skip the journal sync before it writes the database.
+//! The main database declares `SQLITE_IOCAP_BATCH_ATOMIC`; a SQLite built with
+//! `SQLITE_ENABLE_BATCH_ATOMIC_WRITE` (this repository's `.cargo/config.toml` sets it) then
+//! skips the journal entirely (less CPU, same physical calls). Every volume file declares
+//! `SEQUENTIAL`, `SAFE_APPEND` and `POWERSAFE_OVERWRITE`: after a crash the volume shows the
+//! state after some commit.
 //!
 //! ## Recommended configuration
-//! `journal_mode=DELETE` (SQLite's default), `synchronous=FULL` (its default), normal locking,
-//! on [`Durability::Strict`](crate::Durability::Strict). Measured per autocommit INSERT
-//! (`cargo run --release -p opfs-vfs --example commit_cost`):
+//! `journal_mode=DELETE` (SQLite's default), `synchronous=FULL` (its default), normal locking.
+//! Measured per autocommit INSERT natively (`cargo run --release -p opfs-vfs --example
+//! commit_cost`, 4 KiB SQLite pages; the browser build uses 8 KiB pages: ~16.7 KB per INSERT):
 //!
 //! | configuration | flushes | writes | bytes written | reads |
 //! |---|---|---|---|---|
-//! | DELETE (also TRUNCATE, PERSIST, MEMORY, OFF), Strict, Memory mode | 1 | 1 | 8.4 KB | 0 |
-//! | same, Disk mode | 1 | 1 | 8.4 KB | 1 (2 in PERSIST) |
-//! | same, `Relaxed` | 0 | 1 | 8.4 KB | as above |
-//! | WAL with `locking_mode=EXCLUSIVE`, Strict | 1 | 1 | 6.7 KB | 0 / 1 |
-//! | DELETE without batch-atomic writes (for comparison), Strict | 2 | 2 | 17.5 KB | 0 / 1 |
-//! | DELETE with `locking_mode=EXCLUSIVE`, Strict | 2 | 2 | 16.9 KB | 0 / 3 |
+//! | DELETE, TRUNCATE, MEMORY, OFF; Strict; either buffer mode; with or without batch atomic | 1 | 1 | 8.5 KB | 0 |
+//! | PERSIST (the persisted journal's pages are logged) | 1 | 1 | 8.5 KB with batch atomic, 17.4 KB without | 0 |
+//! | WAL with `locking_mode=EXCLUSIVE`, Strict | 1 | 1 | 6.8 KB | 0 |
+//! | DELETE with `locking_mode=EXCLUSIVE`, Strict | 1 | 1 | 12.8 KB | 0 |
+//! | any, `Relaxed` | 0 | 1 | as above | 0 |
+//! | any, `Balanced` | 0 | ~0.01 | as above | 0 |
 //!
-//! A 1,000-row transaction costs the same one write and one flush (122 KiB). Choose `Relaxed`
-//! for no flush on the commit path (a power loss may drop the newest commits, never
-//! consistency). OFF cannot `ROLLBACK` a transaction that spilled the page cache. WAL saves
-//! ~20 % of the bytes per commit but needs exclusive locking (one connection) and adds SQLite
-//! checkpoints. Do not combine a rollback journal with `locking_mode=EXCLUSIVE`: SQLite then
-//! keeps a real journal open and cannot batch. Details: `vfs/DESIGN.md`, "SQLite VFS".
+//! A 1,000-row transaction costs the same one write and one flush (122 KiB). WAL saves ~20 % of
+//! the bytes per commit but needs exclusive locking (one connection, and the volume cannot be
+//! shared between tabs) and adds SQLite checkpoints. Details: `vfs/DESIGN.md`, "SQLite VFS".
 
 mod ffi;
 mod file;

@@ -499,7 +499,7 @@ impl OpfsStorage {
     }
 
     /// Closes both sync access handles (another tab or worker may then open them); every call
-    /// fails with [`StorageError::Busy`] until [`OpfsStorage::reacquire`]. Closing costs
+    /// fails with [`StorageError::Busy`] until [`OpfsStorage::reopen`] and [`OpfsStorage::install`]. Closing costs
     /// ~1 ms per handle in Chromium, ~3 ms in Firefox.
     pub fn release(&mut self) {
         for f in &mut self.files {

@@ -24,20 +24,21 @@
 //! installed.close()?;
 //! # let _ = backup; Ok(()) }
 //! ```
-//! `vfs/examples/worker.rs` is a complete worker with its JavaScript side.
+//! `examples/notes-app/` is a complete app (worker, page, build script) to start from, and
+//! `vfs/README.md` the guide; `vfs/examples/worker.rs` is a smaller worker.
 //!
 //! ## Environment and errors
 //! - A **dedicated worker** in a secure context (`https:` or `localhost`). On the main thread,
 //!   in a shared or service worker, [`install`] fails with [`InstallError::Unsupported`] ("OPFS
 //!   sync access handles need a dedicated worker"); so it does without OPFS (old browsers,
 //!   private browsing that disables it). COOP/COEP headers are not needed.
-//! - One owner per directory: while a volume is installed, a second [`install`] of the same
-//!   directory (in this worker, another worker or another tab) fails, after
-//!   [`InstallOptions::busy_timeout`], with [`InstallError::Busy`], which says so. Closing the
-//!   volume, or the worker ending, releases it. To share one database between tabs, run it in
-//!   one worker and send it queries. Terminate the worker on the page's `pagehide` event: seen
-//!   in Firefox, a reloaded page stays in the back-forward cache with its worker and handles,
-//!   and the new page's worker finds the volume busy.
+//! - Many tabs: with [`Sharing::Shared`] (the default) every tab's worker installs the same
+//!   directory and they take turns holding it (see [`Installed::acquire`] and the `share`
+//!   module docs); SQL run while another context holds the volume gets `SQLITE_BUSY`. With
+//!   [`Sharing::Exclusive`] a second [`install`] fails, after [`InstallOptions::busy_timeout`],
+//!   with [`InstallError::Busy`]. Terminate the worker on the page's `pagehide` event: seen in
+//!   Firefox, a reloaded page stays in the back-forward cache with its worker and handles,
+//!   which no turn-taking can get back.
 //! - Storage full: a commit that runs out of quota (or gets a short write, or a bogus byte
 //!   count) fails with `SQLITE_FULL` and is rolled back; nothing committed before is lost, and
 //!   the volume keeps working: reads succeed, and writes succeed again once space is freed
