@@ -8,6 +8,9 @@
 //! `cargo run --release -p opfs-vfs --example scale -- [rows]` (default 100,000 ≈ 100 MB;
 //! 1,000,000 ≈ 1 GiB takes minutes and needs ~3 GB of disk).
 
+// Native only (std-file backend, tempfile): `wasm-pack test` builds every example for wasm32.
+#![cfg_attr(target_arch = "wasm32", no_main)]
+#![cfg(not(target_arch = "wasm32"))]
 // Small sizes (file lengths, byte patterns) narrowed on purpose.
 #![allow(clippy::cast_possible_truncation)]
 
