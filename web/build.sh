@@ -36,6 +36,10 @@ mkdir -p "$dist"
 (cd "$root" && wasm-pack build web --target web "$profile" --mode no-install --no-pack \
   --out-dir dist/pkg --out-name web)
 cp "$web"/static/index.html "$web"/static/app.js "$web"/static/worker.js "$web"/static/style.css "$dist"/
+# Backends implemented in JavaScript (optional: worker.js runs them if peers/index.js exists).
+if [[ -d "$web/static/peers" ]]; then
+  cp -r "$web/static/peers" "$dist/peers"
+fi
 # wasm-pack writes a .gitignore ("*") into pkg/; the whole dist/ is ignored at the root already.
 rm -f "$dist/pkg/.gitignore"
 echo "build.sh: built $dist in $(( $(date +%s) - start )) s ($(du -h "$dist/pkg/web_bg.wasm" | cut -f1) wasm)"

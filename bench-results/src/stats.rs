@@ -103,8 +103,12 @@ pub const BOOTSTRAP_SEED: u64 = 0x0B00_7574_2026_1130;
 pub const BOOTSTRAP_RESAMPLES: u32 = 10_000;
 /// Default coverage.
 pub const CONFIDENCE: f64 = 0.95;
-/// Default fewest pairs for an interval.
-pub const MIN_PAIRS: usize = 3;
+/// Default fewest pairs for an interval: 6. With n samples, no distribution-free interval for
+/// a median reaches 95 % below n = 6 (even [min, max] misses the median with probability
+/// 2^(1−n): 12.5 % at n = 4, 6.25 % at n = 5), and a percentile bootstrap of so few samples
+/// only pretends to (its resampled medians can only take the sample values). Fewer rounds
+/// give a median and a range, and no goal is decided.
+pub const MIN_PAIRS: usize = 6;
 
 impl Default for Bootstrap {
     fn default() -> Self {
@@ -295,7 +299,7 @@ mod tests {
             "no spread, no width"
         );
         // Too few pairs: no interval.
-        assert_eq!(median_interval(&[1.0, 2.0], &b, "x"), None);
+        assert_eq!(median_interval(&[1.0, 2.0, 3.0, 4.0, 5.0], &b, "x"), None);
         let samples: Vec<f64> = (0..40).map(|i| 1.0 + f64::from(i % 7) * 0.01).collect();
         let a = median_interval(&samples, &b, "a").unwrap();
         assert_eq!(a, median_interval(&samples, &b, "a").unwrap(), "same seed");
@@ -340,15 +344,20 @@ mod tests {
         let v = [(0, 2.0), (1, 3.0), (3, 4.0)];
         let r = [(0, 1.0), (1, 0.0), (2, 5.0), (3, 2.0)];
         assert_eq!(paired_ratios(&v, &r), vec![2.0, 2.0]);
-        let s = RatioStat::of(&[1.0, 1.1, 0.9, 1.0], &Bootstrap::default(), "k").unwrap();
-        assert_eq!((s.median, s.min, s.max, s.n), (1.0, 0.9, 1.1, 4));
+        let s = RatioStat::of(
+            &[1.0, 1.1, 0.9, 1.0, 1.05, 0.95],
+            &Bootstrap::default(),
+            "k",
+        )
+        .unwrap();
+        assert_eq!((s.median, s.min, s.max, s.n), (1.0, 0.9, 1.1, 6));
         let (lo, hi) = (s.lo.unwrap(), s.hi.unwrap());
         assert!(
             (0.9..=1.0).contains(&lo) && (1.0..=1.1).contains(&hi),
             "{s:?}"
         );
         assert!(s.relative_half_width().unwrap() > 0.0);
-        let few = RatioStat::of(&[1.0, 2.0], &Bootstrap::default(), "k").unwrap();
+        let few = RatioStat::of(&[1.0, 2.0, 1.5, 1.2, 1.1], &Bootstrap::default(), "k").unwrap();
         assert_eq!(
             (few.lo, few.hi, few.relative_half_width()),
             (None, None, None)
