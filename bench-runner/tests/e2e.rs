@@ -42,6 +42,9 @@ use bench_runner::report::write_report;
 use bench_runner::run::{annotate, check};
 use bench_runner::util::{source_commit, today};
 
+/// Rounds of the quick preset (web's `Preset::Quick`).
+const QUICK_ROUNDS: usize = 6;
+
 /// What both tests need.
 struct Setup {
     root: PathBuf,
@@ -221,9 +224,9 @@ fn quick_preset_in_chromium_and_firefox() {
         }
         let orders: std::collections::BTreeSet<&Vec<String>> =
             sql.rounds.iter().map(|r| &r.order).collect();
-        if sql.rounds.len() != 6 || orders.len() < 2 {
+        if sql.rounds.len() != QUICK_ROUNDS || orders.len() < 2 {
             failures.push(format!(
-                "{browser}: expected 6 rounds in shuffled orders, got {:?}",
+                "{browser}: expected {QUICK_ROUNDS} rounds in shuffled orders, got {:?}",
                 sql.rounds
             ));
         }
@@ -249,7 +252,7 @@ fn quick_preset_in_chromium_and_firefox() {
         if doc
             .fs
             .as_ref()
-            .is_none_or(|f| f.rounds.len() != 3 || f.floors.is_empty())
+            .is_none_or(|f| f.rounds.len() != QUICK_ROUNDS || f.floors.is_empty())
         {
             failures.push(format!("{browser}: fs rounds or floors missing"));
         }
@@ -397,7 +400,7 @@ fn peer_hook_with_a_fake_peer_module() {
             {
                 fail(format!("fake-peer metadata {:?}", p.meta));
             }
-            if p.runs.len() != 6 || p.error.is_some() {
+            if p.runs.len() != QUICK_ROUNDS || p.error.is_some() {
                 fail(format!(
                     "fake-peer: {} runs, error {:?}",
                     p.runs.len(),
@@ -434,7 +437,7 @@ fn peer_hook_with_a_fake_peer_module() {
             fail("fake-peer missing".into());
         }
         // It ran in every round, in the shuffled orders beside ours.
-        if sql.rounds.len() != 6
+        if sql.rounds.len() != QUICK_ROUNDS
             || !sql
                 .rounds
                 .iter()
@@ -467,7 +470,7 @@ fn peer_hook_with_a_fake_peer_module() {
         }
         if sql
             .backend("ours-memory-strict")
-            .is_none_or(|b| b.runs.len() != 6 || b.error.is_some())
+            .is_none_or(|b| b.runs.len() != QUICK_ROUNDS || b.error.is_some())
         {
             fail("ours-memory-strict did not run on after the peer failed".into());
         }
