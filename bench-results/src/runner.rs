@@ -33,16 +33,25 @@ pub struct RunnerRecord {
 /// Phone emulation through Chromium's DevTools protocol: a mobile viewport and a CPU slowed
 /// down by throttling. It is **not** a phone: storage, OPFS, the browser build and the memory
 /// are the desktop's.
+///
+/// DevTools throttles pages only (`Emulation.setCPUThrottlingRate` on a worker target answers
+/// "Operation is only supported for pages, not workers"); the page's throttling slows its
+/// dedicated worker, where the benchmark runs, by less than the rate. So the runner measures
+/// that: the same CPU-bound loop in the worker before and after throttling, and records both
+/// and their ratio.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Emulation {
     /// `chromium-devtools-phone-emulation`.
     pub kind: String,
-    /// `Emulation.setCPUThrottlingRate` rate (4: four times slower), applied to the page and
-    /// to the benchmark's dedicated worker.
+    /// The `Emulation.setCPUThrottlingRate` rate asked for the page (4: four times slower).
     pub cpu_throttling_rate: f64,
-    /// Which targets were throttled (`page`, `worker`), as confirmed by the browser.
-    pub throttled_targets: Vec<String>,
+    /// Worker calibration loop times before throttling, ms (one per repetition).
+    pub worker_calibration_before_ms: Vec<f64>,
+    /// The same after throttling, ms.
+    pub worker_calibration_after_ms: Vec<f64>,
+    /// Median after ÷ median before: how much slower the benchmark's worker really ran.
+    pub worker_slowdown: Option<f64>,
     /// `Emulation.setDeviceMetricsOverride`: CSS width.
     pub width: u32,
     /// CSS height.

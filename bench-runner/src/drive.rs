@@ -121,15 +121,28 @@ const READY_SCRIPT: &str = "const s = document.querySelector('#start');     retu
 /// Script: start the run as a user would.
 const START_SCRIPT: &str = "document.querySelector('#start').click(); return true;";
 
-/// Emulates a phone in the open page: `Emulation.setDeviceMetricsOverride` (mobile viewport)
-/// and `Emulation.setCPUThrottlingRate` on the page, and the same throttling on every
-/// dedicated worker target of the page (the benchmark runs in one: the page session's
-/// throttling does not reach it), attached through `Target.attachToTarget` and addressed with
-/// `Target.sendMessageToTarget` (chromedriver offers no other way to reach a child session;
-/// the answer comes back as an event chromedriver does not forward, so a worker counts as
-/// throttled when the message was accepted).
+/// Script: the page's worker calibration (`window.__bench.calibrate`: a fixed CPU-bound loop
+/// in the benchmark worker, repeated), as a JSON array of milliseconds.
+const CALIBRATE_SCRIPT: &str = "const done = arguments[arguments.length - 1]; \
+    window.__bench.calibrate().then((v) => done(JSON.stringify(v)), (e) => done(JSON.stringify({error: String(e)})));";
+
+async fn calibrate(client: &Client) -> Result<Vec<f64>> {
+    let v = client
+        .execute_async(CALIBRATE_SCRIPT, vec![])
+        .await
+        .map_err(|e| Error(format!("worker calibration: {e}")))?;
+    let text = v.as_str().unwrap_or_default();
+    serde_json::from_str::<Vec<f64>>(text)
+        .map_err(|_| Error(format!("worker calibration answered {text}")))
+}
+
+/// Emulates a phone in the open page (Chromium): `Emulation.setDeviceMetricsOverride` (mobile
+/// viewport) and `Emulation.setCPUThrottlingRate` on the page. DevTools cannot throttle the
+/// worker itself (see [`Emulation`]), so the worker's real slowdown is measured around the
+/// throttling with the page's calibration loop and recorded.
 pub async fn emulate_phone(client: &Client, rate: f64) -> Result<Emulation> {
     let (width, height, dpr) = PHONE_VIEWPORT;
+    let before = calibrate(client).await?;
     cdp(
         client,
         "Emulation.setDeviceMetricsOverride",
@@ -142,58 +155,29 @@ pub async fn emulate_phone(client: &Client, rate: f64) -> Result<Emulation> {
         json!({ "rate": rate }),
     )
     .await?;
-    let mut throttled = vec!["page".to_owned()];
-    let targets = cdp(client, "Target.getTargets", json!({})).await?;
-    let workers: Vec<String> = targets
-        .get("targetInfos")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|t| t.get("type").and_then(Value::as_str) == Some("worker"))
-        .filter_map(|t| t.get("targetId").and_then(Value::as_str).map(str::to_owned))
-        .collect();
-    for (i, target) in workers.iter().enumerate() {
-        let attached = cdp(
-            client,
-            "Target.attachToTarget",
-            json!({"targetId": target, "flatten": false}),
-        )
-        .await?;
-        let Some(session) = attached.get("sessionId").and_then(Value::as_str) else {
-            return Err(Error(format!(
-                "Target.attachToTarget({target}): no sessionId"
-            )));
-        };
-        let message = json!({
-            "id": 1000 + i,
-            "method": "Emulation.setCPUThrottlingRate",
-            "params": {"rate": rate},
-        });
-        cdp(
-            client,
-            "Target.sendMessageToTarget",
-            json!({"sessionId": session, "message": message.to_string()}),
-        )
-        .await?;
-        throttled.push(format!("worker {target}"));
-    }
-    if workers.is_empty() {
-        return Err(Error(
-            "phone emulation: the page has no dedicated worker target to throttle".to_owned(),
-        ));
-    }
+    let after = calibrate(client).await?;
+    let slowdown = match (
+        bench_results::stats::median(&before),
+        bench_results::stats::median(&after),
+    ) {
+        (Some(b), Some(a)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    let measured = slowdown.map_or_else(|| "unmeasured".to_owned(), |s| format!("×{s:.2}"));
     Ok(Emulation {
         kind: "chromium-devtools-phone-emulation".to_owned(),
         cpu_throttling_rate: rate,
-        throttled_targets: throttled,
+        worker_calibration_before_ms: before,
+        worker_calibration_after_ms: after,
+        worker_slowdown: slowdown,
         width,
         height,
         device_scale_factor: dpr,
         mobile: true,
         note: format!(
-            "Phone EMULATION in desktop Chromium, not a phone: DevTools CPU throttling ×{rate} \
-             (page and benchmark worker) and a {width}×{height} mobile viewport. Storage, OPFS, \
-             memory and the browser build are this machine's."
+            "Phone EMULATION in desktop Chromium, not a phone: DevTools CPU throttling ×{rate} of \
+             the page (the benchmark worker measured {measured} slower) and a {width}×{height} \
+             mobile viewport. Storage, OPFS, memory and the browser build are this machine's."
         ),
     })
 }

@@ -364,10 +364,11 @@ run: serve the page, run it headless in each browser, write
   --chromium PATH, --chromedriver PATH, --firefox PATH, --geckodriver PATH
   --window WxH         browser window in CSS pixels (default: 1280x1600)
   --emulate-phone[=R]  Chromium only: emulate a phone through DevTools (mobile viewport
-                       412x915 @2.625x, CPU throttled R times, default 4, in the page and in
-                       the benchmark worker); implies --browsers chromium and, unless given,
-                       --preset phone. Written as <date>-chromium-phone-emulation.json and
-                       marked as emulation (not a phone) in the JSON and the report.
+                       412x915 @2.625x, the page's CPU throttled R times, default 4; the
+                       benchmark worker's real slowdown is measured and recorded); implies
+                       --browsers chromium and, unless given, --preset phone. Written as
+                       <date>-chromium-phone-emulation.json and marked as emulation (not a
+                       phone) in the JSON and the report.
 
 report: regenerate the Markdown report from result files (default: all files of the newest
         date in --out-dir, written to <out-dir>/<date>-report.md).";

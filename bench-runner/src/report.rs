@@ -423,10 +423,11 @@ fn config_line(e: &Entry) -> String {
     }
     if let Some(m) = e.doc.runner.as_ref().and_then(|r| r.emulation.as_ref()) {
         parts.push(format!(
-            "**phone emulation, not a phone**: Chromium DevTools CPU throttling ×{} ({}), \
-             viewport {}×{} @{}x mobile",
+            "**phone emulation, not a phone**: Chromium DevTools CPU throttling ×{} of the page \
+             (benchmark worker measured {} slower), viewport {}×{} @{}x mobile",
             m.cpu_throttling_rate,
-            m.throttled_targets.join(" + "),
+            m.worker_slowdown
+                .map_or_else(|| "?".to_owned(), |s| format!("×{s:.2}")),
             m.width,
             m.height,
             m.device_scale_factor

@@ -21,7 +21,8 @@ fn document() -> Document {
     let mut backends: Vec<Ours<NativeBackend>> = NativeBackend::all(dir.path())
         .into_iter()
         .filter(|b| {
-            ["sqlite-memory", "ours-memory-strict", "ours-disk-balanced"].contains(&b.name().as_str())
+            ["sqlite-memory", "ours-memory-strict", "ours-disk-balanced"]
+                .contains(&b.name().as_str())
         })
         .map(Ours)
         .collect();
@@ -34,7 +35,13 @@ fn document() -> Document {
         batch: true,
         data_dir: None,
     };
-    let sql = bench_sql::block_on(run_rounds(&mut backends, &plan, &suite, &batch, &mut |_| {}));
+    let sql = bench_sql::block_on(run_rounds(
+        &mut backends,
+        &plan,
+        &suite,
+        &batch,
+        &mut |_| {},
+    ));
 
     let fs = bench_fs::native::run_native(
         &Config {
@@ -57,8 +64,20 @@ fn document() -> Document {
     // The raw suite as bench-fs' browser code builds it: series from per-call samples.
     let run = |k: f64| RawRun {
         series: vec![
-            CallSeries::new("small-append", 4096, 4 * 4096, vec![k * 11.0, 12.0, 13.0, 10.0]).unwrap(),
-            CallSeries::new("small-overwrite", 4096, 4 * 4096, vec![k * 9.0, 9.0, 10.0, 8.0]).unwrap(),
+            CallSeries::new(
+                "small-append",
+                4096,
+                4 * 4096,
+                vec![k * 11.0, 12.0, 13.0, 10.0],
+            )
+            .unwrap(),
+            CallSeries::new(
+                "small-overwrite",
+                4096,
+                4 * 4096,
+                vec![k * 9.0, 9.0, 10.0, 8.0],
+            )
+            .unwrap(),
             CallSeries::new("append+flush: flush", 0, 0, vec![k * 300.0, 250.0]).unwrap(),
             CallSeries::new("new-file: create+open", 0, 0, vec![k * 2000.0, 1500.0]).unwrap(),
             CallSeries::new("new-file: first write", 0, 0, vec![k * 20.0, 25.0]).unwrap(),
@@ -91,7 +110,8 @@ fn document() -> Document {
     let mut doc = Document::new("2026-12-01T00:00:00Z".to_owned(), config, environment);
     for b in &sql.backends {
         assert!(b.error.is_none(), "{}: {:?}", b.meta.name, b.error);
-        doc.verifications.pass(format!("sql+batch: {}", b.meta.name));
+        doc.verifications
+            .pass(format!("sql+batch: {}", b.meta.name));
     }
     doc.sql = Some(sql);
     doc.fs = fs.lifecycle;
@@ -157,7 +177,11 @@ fn a_corrupted_document_is_caught() {
     let mut doc = document();
     // A verdict that does not follow from its interval.
     let sql = doc.sql.as_mut().unwrap();
-    let g = sql.goals.iter_mut().find(|g| g.ratio.is_some_and(|r| r.lo.is_some())).unwrap();
+    let g = sql
+        .goals
+        .iter_mut()
+        .find(|g| g.ratio.is_some_and(|r| r.lo.is_some()))
+        .unwrap();
     g.verdict = match g.verdict {
         bench_results::goals::Verdict::Met => bench_results::goals::Verdict::NotMet,
         _ => bench_results::goals::Verdict::Met,

@@ -8,8 +8,8 @@
 //   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw&backends=<list>|all
 //        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N)
 //   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, error,
-//                     consoleErrors: []}, updated live. The results view is rendered before
-//   state becomes 'done'.
+//                     consoleErrors: [], calibrate()}, updated live. The results view is rendered
+//   before state becomes 'done'. calibrate() resolves to the worker's CPU calibration loop times.
 
 'use strict';
 
@@ -1032,6 +1032,12 @@ function onWorkerMessage(w, data) {
     case 'result':
       finishRun(data.result);
       break;
+    case 'calibrated': {
+      const pending = pendingLoads.get(data.id);
+      pendingLoads.delete(data.id);
+      if (pending) pending.resolve(data.samples_ms);
+      break;
+    }
     case 'loaded': {
       const pending = pendingLoads.get(data.id);
       pendingLoads.delete(data.id);
@@ -1161,6 +1167,16 @@ async function convertInWorker(text) {
   worker.postMessage({ type: 'load', id, text });
   return answer;
 }
+
+// Automation (bench-runner's phone emulation): the worker's calibration loop times, ms.
+bench.calibrate = async () => {
+  if (bench.state === 'running') throw new Error('a run is in progress');
+  await startWorker();
+  const id = ++loadId;
+  const answer = new Promise((resolve, reject) => pendingLoads.set(id, { resolve, reject }));
+  worker.postMessage({ type: 'calibrate', id });
+  return answer;
+};
 
 async function loadFiles(files) {
   if (bench.state === 'running') {

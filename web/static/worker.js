@@ -7,6 +7,9 @@
 //                                                     {type: 'result', result}
 //               {type: 'load', id, text}           -> {type: 'loaded', id, result} | {type: 'loaded', id, error}
 //                                                     (a result file converted and summarized in Rust)
+//               {type: 'calibrate', id}            -> {type: 'calibrated', id, samples_ms: [..]}
+//                                                     (a fixed CPU-bound loop, 9 times: the runner
+//                                                     measures how much phone emulation slows this thread)
 // Any failure:  {type: 'fatal', error}  (the wasm failed to load, or panicked: terminate me)
 // Also:         {type: 'console-error', message}   (console.error and rejections in here)
 //
@@ -67,6 +70,16 @@ self.onmessage = async ({ data }) => {
     } else if (data.type === 'run') {
       const json = await run(JSON.stringify(data.config), (p) => post({ type: 'progress', progress: JSON.parse(p) }), peers);
       post({ type: 'result', result: JSON.parse(json) });
+    } else if (data.type === 'calibrate') {
+      const samples = [];
+      for (let k = 0; k < 9; k++) {
+        const t = performance.now();
+        let x = 0;
+        for (let i = 0; i < 2e7; i++) x = (x + i * 31) % 1000003;
+        samples.push(performance.now() - t);
+        if (x < 0) samples.push(x); // never true; keeps the loop from being optimized away
+      }
+      post({ type: 'calibrated', id: data.id, samples_ms: samples });
     } else if (data.type === 'load') {
       try {
         post({ type: 'loaded', id: data.id, result: JSON.parse(load_document(data.text)) });
