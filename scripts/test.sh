@@ -3,7 +3,7 @@
 #
 #   a. cargo fmt --all -- --check
 #   b. cargo clippy --workspace --all-targets -- -D warnings            (host)
-#   c. cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-sql -p bench-fs -p web -- -D warnings
+#   c. cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-results -p bench-sql -p bench-fs -p web -- -D warnings
 #   d. cargo test --workspace                                           (native)
 #      then the end-to-end gates: web/build.sh, serve build, the page's quick preset in headless
 #      Chromium and Firefox (bench-runner/tests/e2e.rs, run with --ignored)
@@ -75,7 +75,7 @@ done
 # --- gates --------------------------------------------------------------------------------------
 gate "fmt" cargo fmt --all -- --check
 gate "clippy (host)" cargo clippy --workspace --all-targets -- -D warnings
-gate "clippy (wasm32)" cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-sql -p bench-fs -p web -- -D warnings
+gate "clippy (wasm32)" cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-results -p bench-sql -p bench-fs -p web -- -D warnings
 gate "cargo test (native)" cargo test --workspace
 
 # End-to-end (issue 6): build the page and the serve binary, then run the page's quick preset in

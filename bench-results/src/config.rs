@@ -50,6 +50,11 @@ pub struct RunConfig {
     pub runs: u32,
     /// Warm-up rounds before them (excluded from statistics, kept in the result).
     pub warmup: u32,
+    /// Measured rounds of the filesystem lifecycle and the raw workloads, when they differ
+    /// from `runs` (the full preset spends its many rounds on the SQL suite, whose intervals
+    /// its goals are about). `None`: `runs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_runs: Option<u32>,
     /// Seed of the generated SQL and file contents.
     pub seed: u64,
     /// SQL counts divided by this (1: full size, anything else is a smoke run).
@@ -72,6 +77,11 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
+    /// Measured rounds of the lifecycle and the raw workloads.
+    pub fn fs_rounds(&self) -> u32 {
+        self.fs_runs.unwrap_or(self.runs)
+    }
+
     /// Whether `suite` was selected.
     pub fn runs_suite(&self, suite: Suite) -> bool {
         self.suites.contains(&suite)

@@ -235,7 +235,7 @@ fn check_lifecycle(doc: &Document, p: &mut Vec<String>) {
     if l.backends.is_empty() {
         p.push("fs lifecycle: no backends".into());
     }
-    if l.rounds.len() != (doc.config.runs + doc.config.warmup) as usize {
+    if l.rounds.len() != (doc.config.fs_rounds() + doc.config.warmup) as usize {
         p.push(format!("fs: {} rounds recorded", l.rounds.len()));
     }
     for b in &l.backends {

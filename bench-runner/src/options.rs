@@ -112,6 +112,8 @@ pub struct PageParams {
     pub backends: Option<Vec<String>>,
     /// `runs=`; `None`: the preset's.
     pub runs: Option<u32>,
+    /// `fs_runs=` (lifecycle and raw rounds); `None`: the preset's (or `runs`).
+    pub fs_runs: Option<u32>,
     /// `files=`; `None`: the preset's.
     pub files: Option<u32>,
     /// `warmup=`; `None`: the preset's.
@@ -130,6 +132,7 @@ impl PageParams {
             suites: None,
             backends: None,
             runs: None,
+            fs_runs: None,
             files: None,
             warmup: None,
             sql_scale: None,
@@ -148,6 +151,9 @@ impl PageParams {
         }
         if let Some(r) = self.runs {
             q.push_str(&format!("&runs={r}"));
+        }
+        if let Some(r) = self.fs_runs {
+            q.push_str(&format!("&fs_runs={r}"));
         }
         if let Some(f) = self.files {
             q.push_str(&format!("&files={f}"));
@@ -349,7 +355,9 @@ run: serve the page, run it headless in each browser, write
   --preset P           quick | full | phone (default: full)
   --suites LIST        sql,batch,fs,raw (default: the preset's)
   --backends LIST      comma list of backend names, or all (default: the preset's)
-  --runs N             measured runs per backend (default: the preset's)
+  --runs N             measured rounds (every backend once per round; default: the preset's;
+                       alone it sets the lifecycle's and raw workloads' rounds too)
+  --fs-runs N          measured rounds of the lifecycle and raw workloads (default: the preset's)
   --files N            files in the fs lifecycle (default: the preset's)
   --warmup N           warm-up runs per backend, excluded from statistics (default: the preset's)
   --sql-scale N        divide every SQL count by N; 1 = full size (default: the preset's)
@@ -488,6 +496,7 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
             }
             "--backends" => page.backends = Some(list(&next_value(&mut it, &a)?)),
             "--runs" => page.runs = Some(number(&a, &next_value(&mut it, &a)?)?.max(1)),
+            "--fs-runs" => page.fs_runs = Some(number(&a, &next_value(&mut it, &a)?)?.max(1)),
             "--files" => page.files = Some(number(&a, &next_value(&mut it, &a)?)?.max(1)),
             "--warmup" => page.warmup = Some(number(&a, &next_value(&mut it, &a)?)?),
             "--sql-scale" => {

@@ -98,6 +98,7 @@ fn document() -> Document {
         backends: Vec::new(),
         runs: RUNS,
         warmup: 1,
+        fs_runs: None,
         seed: bench_sql::sql::DEFAULT_SEED,
         sql_scale: 100,
         files: 20,

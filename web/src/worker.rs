@@ -473,8 +473,16 @@ pub async fn run(
     let run_fs = config.runs_suite(Suite::Fs);
     let run_raw = config.runs_suite(Suite::Raw);
     let rounds = config.runs + config.warmup;
+    let fs_rounds = config.fs_rounds() + config.warmup;
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     let estimate = |on: bool, units: u32| if on { units.saturating_mul(rounds) } else { 0 };
+    let estimate_fs = |on: bool, units: u32| {
+        if on {
+            units.saturating_mul(fs_rounds)
+        } else {
+            0
+        }
+    };
     let workloads =
         u32::from(config.runs_suite(Suite::Sql)) + u32::from(config.runs_suite(Suite::Batch));
     let runnable = sql_metas.iter().filter(|m| m.skipped.is_none()).count();
@@ -483,8 +491,8 @@ pub async fn run(
         started_ms,
         steps: Steps::new(&[
             estimate(run_sql, count(runnable) * workloads),
-            estimate(run_fs, count(fs_names.len())),
-            estimate(run_raw, bench_fs::raw::workload_count(&raw_config(&config))),
+            estimate_fs(run_fs, count(fs_names.len())),
+            estimate_fs(run_raw, bench_fs::raw::workload_count(&raw_config(&config))),
         ]),
         seen: HashMap::new(),
     });
@@ -694,7 +702,7 @@ fn ours_has(ours: &[Option<BrowserBackend>], name: &str) -> bool {
 
 fn fs_config(config: &RunConfig) -> bench_fs::Config {
     bench_fs::Config {
-        runs: config.runs,
+        runs: config.fs_rounds(),
         warmup: config.warmup,
         lifecycle: None,
         raw: None,

@@ -6,7 +6,7 @@
 //
 // Automation contract (the headless runner, bench-runner, relies on it):
 //   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw&backends=<list>|all
-//        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N)
+//        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N)
 //   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, error,
 //                     consoleErrors: [], calibrate()}, updated live. The results view is rendered
 //   before state becomes 'done'. calibrate() resolves to the worker's CPU calibration loop times.
@@ -912,6 +912,10 @@ function applyPreset(name) {
   for (const key of ['runs', 'warmup', 'files', 'sql_scale', 'raw_small_calls', 'raw_cycle_calls']) {
     form.elements[key].value = p[key];
   }
+  form.elements.fs_runs.value = p.fs_runs ?? p.runs;
+  $('#preset-note').textContent = name === 'full'
+    ? `Full: ${p.runs} SQL rounds (each runs every backend once): hours on a small machine; the rounds it takes for ±3 % intervals. Quick checks that everything works.`
+    : name === 'phone' && isPhone() ? 'Phone detected: fewer files and rounds by default.' : '';
   $$('.preset').forEach((b) => b.classList.toggle('active', b.dataset.preset === name));
   form.dataset.preset = name;
 }
@@ -929,10 +933,12 @@ function applyUrlParams(params) {
     const filters = backends.split(',').map((s) => s.trim()).filter(Boolean);
     $$('input[name=backend]').forEach((c) => (c.checked = filters.some((f) => c.value.includes(f))));
   }
-  for (const key of ['runs', 'files', 'warmup', 'sql_scale']) {
+  for (const key of ['runs', 'files', 'warmup', 'sql_scale', 'fs_runs']) {
     const v = params.get(key);
     if (v !== null && v !== '') form.elements[key].value = v;
   }
+  // `runs` alone (no fs_runs) means every suite, as in the Rust request.
+  if (params.get('runs') && !params.get('fs_runs')) form.elements.fs_runs.value = params.get('runs');
 }
 
 function readConfig() {
@@ -951,6 +957,7 @@ function readConfig() {
     suites,
     backends: chosen.length === boxes.length || !chosen.length ? ['all'] : chosen,
     runs: int('runs'),
+    fs_runs: int('fs_runs'),
     warmup: int('warmup'),
     files: int('files'),
     sql_scale: int('sql_scale'),
@@ -1254,7 +1261,6 @@ async function main() {
     renderBackendList();
     const phone = isPhone();
     applyPreset(phone ? 'phone' : 'full');
-    $('#preset-note').textContent = phone ? 'Phone detected: fewer files and runs by default.' : '';
     applyUrlParams(params);
     if (isNum(workerEnv?.timer_resolution_us) && workerEnv.timer_resolution_us > 20) {
       setWarning('timer', `The worker's timer step is ${fmtUs(workerEnv.timer_resolution_us)} µs: per-call figures shorter than that are rounded.`);

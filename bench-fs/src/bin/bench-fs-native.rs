@@ -129,6 +129,7 @@ mod native {
             backends: lc.only.clone(),
             runs: config.runs,
             warmup: config.warmup,
+            fs_runs: None,
             seed: lc.seed,
             sql_scale: 1,
             files: lc.files,

@@ -130,6 +130,7 @@ mod native {
             backends: args.backends.clone(),
             runs: args.runs,
             warmup: args.warmup,
+            fs_runs: None,
             seed: args.seed,
             sql_scale: args.scale,
             files: 0,
