@@ -4,7 +4,7 @@
 #   a. scripts/check-pins.sh: tool versions agree across Cargo.lock, setup.sh, template, docs
 #   b. cargo fmt --all -- --check
 #   c. cargo clippy --workspace --all-targets -- -D warnings            (host)
-#   d. cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-sql -p bench-fs -p web --all-targets -- -D warnings
+#   d. cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-results -p bench-sql -p bench-fs -p web --all-targets -- -D warnings
 #      and the template (examples/notes-app, not a workspace member): fmt --check + wasm32 clippy
 #   e. cargo test --workspace                                           (native)
 #      then the end-to-end gates: web/build.sh, serve build, the page's quick preset in headless
@@ -80,7 +80,7 @@ done
 gate "pins" bash scripts/check-pins.sh
 gate "fmt" cargo fmt --all -- --check
 gate "clippy (host)" cargo clippy --workspace --all-targets -- -D warnings
-gate "clippy (wasm32)" cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-sql -p bench-fs -p web --all-targets -- -D warnings
+gate "clippy (wasm32)" cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-results -p bench-sql -p bench-fs -p web --all-targets -- -D warnings
 # The template is its own crate (excluded from the workspace); it shares the workspace's target
 # dir here, so the dependencies it has in common are checked once.
 TEMPLATE_MANIFEST="$ROOT/examples/notes-app/Cargo.toml"

@@ -18,7 +18,7 @@ use crate::js::{self, SyncHandle};
 use crate::lifecycle::{
     durability, selected, volume_backends, Either, FsBackend, StorageFactory, VolumeBackend,
 };
-use crate::result::{browser_from_user_agent, Environment, FsResult, SCHEMA_VERSION};
+use crate::result::FsResult;
 use crate::runner::{run_lifecycle_suite, Tally};
 use crate::{FsError, Progress};
 
@@ -272,9 +272,12 @@ pub fn browser_backends(cfg: &LifecycleConfig, dir: &str) -> Vec<BrowserBackend>
 }
 
 /// Runs what `config` asks for in this dedicated worker: the lifecycle on every selected
-/// backend, then the raw OPFS workloads, each `config.warmup` + `config.runs` times, reporting
-/// each finished unit to `progress`. Everything happens under the OPFS directory `config.dir`,
-/// wiped before and after (also after a failure).
+/// backend (in rounds, shuffled per round), then the raw OPFS workloads, each `config.warmup` +
+/// `config.runs` times, reporting each finished unit to `progress`. Everything happens under
+/// the OPFS directory `config.dir`, wiped before and after (also after a failure). The samples
+/// come back unsummarized (the caller's `bench_results::Document::summarize` does that); a
+/// lifecycle backend that failed has its `error` set and the others ran on. `Err` means a
+/// raw workload failed or the directory could not be wiped.
 pub async fn run_browser(
     config: &Config,
     progress: &mut dyn FnMut(Progress),
@@ -286,32 +289,18 @@ pub async fn run_browser(
         config.dir.clone()
     };
     js::remove_dir(&dir).await?;
-    let environment = browser_environment(config).await;
     let out = suites(config, &dir, progress).await;
     let cleaned = js::remove_dir(&dir).await;
-    let (lifecycle, raw) = out?;
+    let result = out?;
     cleaned?;
-    let mut result = FsResult {
-        schema_version: SCHEMA_VERSION,
-        config: config.clone(),
-        environment,
-        lifecycle,
-        raw,
-    };
-    result.summarize();
     Ok(result)
 }
-
-type Suites = (
-    Option<crate::result::LifecycleSuite>,
-    Option<crate::result::RawSuite>,
-);
 
 async fn suites(
     config: &Config,
     dir: &str,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Suites, FsError> {
+) -> Result<FsResult, FsError> {
     let rounds = config.warmup + config.runs;
     let mut backends = match &config.lifecycle {
         Some(cfg) => {
@@ -341,10 +330,11 @@ async fn suites(
                 cfg,
                 config.runs,
                 config.warmup,
+                config.order_seed,
                 &mut tally,
                 progress,
             )
-            .await?,
+            .await,
         ),
         None => None,
     };
@@ -362,51 +352,5 @@ async fn suites(
         ),
         None => None,
     };
-    Ok((lifecycle, raw))
-}
-
-/// What the worker can tell about the browser and machine.
-pub async fn browser_environment(config: &Config) -> Environment {
-    let global = js_sys::global();
-    let get = |obj: &wasm_bindgen::JsValue, key: &str| {
-        js_sys::Reflect::get(obj, &wasm_bindgen::JsValue::from_str(key)).ok()
-    };
-    let navigator = get(&global, "navigator");
-    let nav = |key: &str| navigator.as_ref().and_then(|n| get(n, key));
-    let user_agent = nav("userAgent").and_then(|v| v.as_string());
-    let cpu_count = nav("hardwareConcurrency")
-        .and_then(|v| v.as_f64())
-        .filter(|n| n.is_finite() && *n >= 1.0 && *n <= f64::from(u32::MAX))
-        // Checked above: a positive count within u32.
-        .map(|n| {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let c = n as u32;
-            c
-        });
-    let estimate = OpfsStorage::estimate().await.ok();
-    let timer_resolution_us = js::Clock::new().ok().and_then(|c| c.resolution_us(200_000));
-    let started_ms = js_sys::Date::now();
-    Environment {
-        platform: "browser".to_owned(),
-        os: nav("platform").and_then(|v| v.as_string()),
-        cpu_count,
-        commit: config
-            .commit
-            .clone()
-            .or_else(|| option_env!("BENCH_COMMIT").map(str::to_owned)),
-        started_unix_s: (started_ms.is_finite() && started_ms > 0.0).then(|| {
-            // Milliseconds since 1970 as a positive finite f64: fits u64 seconds.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let s = (started_ms / 1e3) as u64;
-            s
-        }),
-        browser: user_agent.as_deref().and_then(browser_from_user_agent),
-        user_agent,
-        cross_origin_isolated: get(&global, "crossOriginIsolated").and_then(|v| v.as_bool()),
-        secure_context: get(&global, "isSecureContext").and_then(|v| v.as_bool()),
-        timer_resolution_us,
-        storage_usage_bytes: estimate.and_then(|e| e.usage_bytes),
-        storage_quota_bytes: estimate.and_then(|e| e.quota_bytes),
-        ..Environment::default()
-    }
+    Ok(FsResult { lifecycle, raw })
 }

@@ -28,32 +28,13 @@ pub const CHUNK_BYTES: [u32; 2] = [64 << 10, 1 << 20];
 /// subdirectory when [`Config::dir`] is empty; wiped before and after use.
 pub const DEFAULT_DIR: &str = "bench-fs";
 
-/// Our volume's buffer mode (mirrors [`opfs_vfs::BufferMode`], with serde).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// [`opfs_vfs::BufferMode::Disk`].
-    Disk,
-    /// [`opfs_vfs::BufferMode::Memory`].
-    Memory,
-}
+pub use bench_results::fs::Mode;
 
-impl Mode {
-    /// `"disk"` or `"memory"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Disk => "disk",
-            Mode::Memory => "memory",
-        }
-    }
-}
-
-impl From<Mode> for opfs_vfs::BufferMode {
-    fn from(m: Mode) -> Self {
-        match m {
-            Mode::Disk => opfs_vfs::BufferMode::Disk,
-            Mode::Memory => opfs_vfs::BufferMode::Memory,
-        }
+/// [`opfs_vfs::BufferMode`] of a [`Mode`].
+pub fn buffer_mode(m: Mode) -> opfs_vfs::BufferMode {
+    match m {
+        Mode::Disk => opfs_vfs::BufferMode::Disk,
+        Mode::Memory => opfs_vfs::BufferMode::Memory,
     }
 }
 
@@ -181,9 +162,13 @@ pub struct Config {
     /// [`DEFAULT_DIR`]). Native: the directory under which a temporary directory is made
     /// (empty: the system's temp dir; use a real disk, not tmpfs).
     pub dir: String,
-    /// Source commit to record (browser; natively git is asked).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
+    /// Seed of the round orders (each round runs every lifecycle backend once, shuffled).
+    #[serde(default = "default_order_seed")]
+    pub order_seed: u64,
+}
+
+fn default_order_seed() -> u64 {
+    bench_results::stats::ORDER_SEED
 }
 
 impl Default for Config {
@@ -194,7 +179,7 @@ impl Default for Config {
             lifecycle: Some(LifecycleConfig::default()),
             raw: Some(RawConfig::default()),
             dir: String::new(),
-            commit: None,
+            order_seed: default_order_seed(),
         }
     }
 }
@@ -224,7 +209,7 @@ impl Config {
                 ..RawConfig::default()
             }),
             dir: String::new(),
-            commit: None,
+            order_seed: default_order_seed(),
         }
     }
 }

@@ -290,25 +290,4 @@ impl Clock {
     pub(crate) fn now(&self) -> f64 {
         self.0.now()
     }
-
-    /// The smallest positive difference between consecutive readings over up to `samples`
-    /// readings (or 50 ms), in microseconds: the timer step browsers coarsen `now()` to.
-    pub(crate) fn resolution_us(&self, samples: u32) -> Option<f64> {
-        let start = self.now();
-        let mut last = start;
-        let mut best = f64::INFINITY;
-        for _ in 0..samples {
-            let t = self.now();
-            let d = t - last;
-            if d > 0.0 && d < best {
-                best = d;
-            }
-            last = t;
-            if t - start > 50.0 {
-                break;
-            }
-        }
-        // Rounded to nanoseconds: the readings are milliseconds in binary floating point.
-        best.is_finite().then_some((best * 1e6).round() / 1e3)
-    }
 }

@@ -12,15 +12,15 @@
 //!   new-file cycle, with per-call mean, p50, p90, p99, max and first-call figures. They
 //!   measure the physical floor on the same device in the same run.
 //!
-//! How: [`runner`] runs one warm-up pass (excluded) and R measured runs, each from a wiped
-//! state, backends interleaved per run index; [`result`] is the versioned JSON with every
-//! sample and medians with min–max; [`report`] prints Markdown. [`config::Config`] says what to
-//! run. Natively `native::run_native` drives it (the `bench-fs-native` binary); in a dedicated
+//! How: [`runner`] runs warm-up rounds (excluded) and R measured rounds, each round every
+//! backend once in a seeded shuffled order, each run from a wiped state; a failing backend
+//! keeps its earlier runs and sits out the rest. Results are `bench_results` types ([`result`]
+//! re-exports them): every sample kept, summaries computed by `bench_results`.
+//! [`config::Config`] says what to run. Natively `native::run_native` drives it (the `bench-fs-native` binary); in a dedicated
 //! worker `browser::run_browser` does.
 
 pub mod config;
 pub mod lifecycle;
-pub mod report;
 pub mod result;
 pub mod runner;
 

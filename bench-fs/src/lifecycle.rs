@@ -23,7 +23,7 @@
 //! after reopen) is an [`FsError::Verify`], never a silent pass. File contents are generated
 //! from a seed before the first phase, outside every timing.
 
-use bench_sql::result::PhysicalCounters;
+use bench_results::sql::PhysicalCounters;
 use opfs_vfs::storage::{Counters, Storage, StorageError};
 use opfs_vfs::{Volume, VolumeOptions};
 use web_time::Instant;
@@ -347,6 +347,7 @@ async fn phases<B: FsBackend>(
 
     let total_ms = rec.phases.iter().map(|p| p.ms).sum();
     Ok(LifecycleRun {
+        round: None,
         phases: rec.phases,
         total_ms,
     })
@@ -395,7 +396,7 @@ impl<F: StorageFactory> VolumeBackend<F> {
             mode,
             level,
             opts: VolumeOptions {
-                buffer_mode: mode.into(),
+                buffer_mode: crate::config::buffer_mode(mode),
                 durability: level.into(),
                 ..VolumeOptions::default()
             },

@@ -10,7 +10,6 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use opfs_vfs::storage::{StdStorage, StorageError};
 
@@ -18,7 +17,7 @@ use crate::config::Config;
 use crate::lifecycle::{
     durability, selected, volume_backends, Either, FsBackend, StorageFactory, VolumeBackend,
 };
-use crate::result::{Environment, FsResult, SCHEMA_VERSION};
+use crate::result::FsResult;
 use crate::runner::{run_lifecycle_suite, Tally};
 use crate::{FsError, Progress};
 
@@ -229,12 +228,12 @@ pub fn native_backends(cfg: &crate::config::LifecycleConfig, base: &Path) -> Vec
 
 /// Runs the lifecycle natively as `config` says (the raw workloads are browser-only and are
 /// skipped). Files live in a temporary directory under `config.dir` (or the system's temp
-/// directory), removed afterwards.
+/// directory), removed afterwards. The samples come back unsummarized; a backend that failed
+/// has its `error` set.
 pub fn run_native(
     config: &Config,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<FsResult, FsError> {
-    let started_unix_s = unix_now();
     let base = if config.dir.is_empty() {
         tempfile::Builder::new().prefix("bench-fs-").tempdir()?
     } else {
@@ -262,70 +261,17 @@ pub fn run_native(
                 cfg,
                 config.runs,
                 config.warmup,
+                config.order_seed,
                 &mut tally,
                 progress,
-            ))?)
+            )))
         }
         None => None,
     };
-    let mut config = config.clone();
-    config.raw = None;
-    let mut env = native_environment();
-    env.started_unix_s = Some(started_unix_s);
-    let mut result = FsResult {
-        schema_version: SCHEMA_VERSION,
-        environment: env,
-        config,
+    Ok(FsResult {
         lifecycle,
         raw: None,
-    };
-    result.summarize();
-    Ok(result)
-}
-
-fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-fn command_output(program: &str, args: &[&str]) -> Option<String> {
-    let out = Command::new(program).args(args).output().ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
-}
-
-/// OS, architecture, CPUs, rustc and the git commit (with `-dirty` for a changed work tree).
-pub fn native_environment() -> Environment {
-    let commit = command_output("git", &["rev-parse", "--short=12", "HEAD"]).map(|c| {
-        let dirty =
-            command_output("git", &["status", "--porcelain"]).is_some_and(|s| !s.is_empty());
-        if dirty {
-            format!("{c}-dirty")
-        } else {
-            c
-        }
-    });
-    let cpu_model = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
-        s.lines()
-            .find(|l| l.starts_with("model name"))
-            .and_then(|l| l.split(':').nth(1))
-            .map(|m| m.trim().to_owned())
-    });
-    Environment {
-        platform: "native".to_owned(),
-        os: Some(std::env::consts::OS.to_owned()),
-        arch: Some(std::env::consts::ARCH.to_owned()),
-        cpu_count: std::thread::available_parallelism()
-            .ok()
-            .and_then(|n| u32::try_from(n.get()).ok()),
-        cpu_model,
-        rustc: command_output("rustc", &["-V"]),
-        commit,
-        ..Environment::default()
-    }
+    })
 }
 
 #[cfg(test)]
@@ -349,7 +295,7 @@ mod tests {
             }),
             raw: None,
             dir: String::new(),
-            commit: None,
+            order_seed: 1,
         };
         let mut seen = Vec::new();
         let result = run_native(&config, &mut |p| seen.push(p)).unwrap();
@@ -379,32 +325,11 @@ mod tests {
                 assert!(c(Phase::Flush).flushes >= 1 || b.name.ends_with("strict"));
                 assert!(c(Phase::Reopen).reads >= 1);
             }
-            assert!(b.summary.is_some());
+            assert!(b.error.is_none(), "{:?}", b.error);
+            assert_eq!(run.round, Some(0));
         }
-        // (Floats may differ in the last digit after a JSON round trip: compare structure.)
-        let back = FsResult::from_json(&result.to_json().unwrap()).unwrap();
-        assert_eq!(back.config, result.config);
-        assert_eq!(back.lifecycle.unwrap().backends.len(), 7);
-        let md = crate::report::markdown(&result);
-        assert!(md.contains("| reopen |"), "{md}");
-    }
-
-    /// Every result kept in `bench-fs/results/` loads with this reader.
-    #[test]
-    fn stored_results_load() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return;
-        };
-        for entry in entries {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "json") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                let r = FsResult::from_json(&text)
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                assert!(r.lifecycle.is_some() || r.raw.is_some());
-            }
-        }
+        assert_eq!(suite.rounds.len(), 1);
+        assert_eq!(suite.rounds[0].order.len(), 7);
     }
 
     #[test]
@@ -433,10 +358,11 @@ mod tests {
     /// A baseline that loses a file is caught by the verification.
     #[test]
     fn verification_failure_is_an_error() {
-        struct Lossy(StdFilesBackend);
+        /// Loses a byte if `.1`.
+        struct Lossy(StdFilesBackend, bool);
         impl FsBackend for Lossy {
             fn name(&self) -> String {
-                "lossy".into()
+                if self.1 { "lossy" } else { "intact" }.into()
             }
             fn storage(&self) -> &'static str {
                 "test"
@@ -455,7 +381,7 @@ mod tests {
             }
             async fn write(&mut self, name: &str, data: &[u8]) -> Result<(), FsError> {
                 // Drops the last byte of one file.
-                let data = if name == "file-000007" {
+                let data = if self.1 && name == "file-000007" {
                     &data[..data.len() - 1]
                 } else {
                     data
@@ -488,7 +414,7 @@ mod tests {
             }
         }
         let dir = tempfile::tempdir().unwrap();
-        let mut b = Lossy(StdFilesBackend::new(dir.path().join("x")));
+        let mut b = Lossy(StdFilesBackend::new(dir.path().join("x")), true);
         let w = crate::lifecycle::Workload::generate(&LifecycleConfig {
             files: 10,
             ..LifecycleConfig::default()
@@ -503,5 +429,38 @@ mod tests {
             !dir.path().join("x").exists(),
             "cleaned up after the failure"
         );
+
+        // In the round loop: the failure is recorded, the other backend runs every round.
+        let cfg = LifecycleConfig {
+            files: 10,
+            ..LifecycleConfig::default()
+        };
+        let mut backends = vec![
+            Lossy(StdFilesBackend::new(dir.path().join("a")), true),
+            Lossy(StdFilesBackend::new(dir.path().join("b")), false),
+        ];
+        let mut tally = crate::runner::Tally::default();
+        let mut reports = Vec::new();
+        let suite = bench_sql::block_on(crate::runner::run_lifecycle_suite(
+            &mut backends,
+            &cfg,
+            3,
+            1,
+            7,
+            &mut tally,
+            &mut |p| reports.push(p),
+        ));
+        let (lossy, intact) = (&suite.backends[0], &suite.backends[1]);
+        assert!(
+            lossy.error.as_deref().unwrap().contains("round 1"),
+            "{:?}",
+            lossy.error
+        );
+        assert!(lossy.runs.is_empty() && lossy.warmup_runs.is_empty());
+        assert_eq!((intact.warmup_runs.len(), intact.runs.len()), (1, 3));
+        assert!(intact.error.is_none());
+        assert_eq!(suite.rounds.len(), 4);
+        assert!(suite.rounds[1..].iter().all(|r| r.order == ["intact"]));
+        assert_eq!(reports.iter().filter(|p| p.ms.is_nan()).count(), 1);
     }
 }

@@ -92,11 +92,7 @@ pub async fn run_raw_suite(
         .max()
         .unwrap_or(cfg.small_bytes);
     let data = pattern(largest as usize);
-    let mut suite = RawSuite {
-        warmup_runs: Vec::new(),
-        runs: Vec::new(),
-        summary: None,
-    };
+    let mut suite = RawSuite::default();
     for index in 0..warmup + runs {
         js::remove_dir(dir).await?;
         let d = js::open_dir(dir, true).await?;
@@ -114,7 +110,6 @@ pub async fn run_raw_suite(
             suite.runs.push(run);
         }
     }
-    suite.summary = Some(suite.summarize());
     Ok(suite)
 }
 

@@ -1,14 +1,19 @@
-//! The protocol: warm-up runs (excluded from statistics, kept in the result), then R measured
-//! runs. Each run index goes through every backend in turn, so slow drift of the machine
-//! affects all backends alike; every backend run starts from a wiped state
-//! ([`FsBackend::prepare`]) and ends wiped ([`FsBackend::cleanup`]).
+//! The protocol: warm-up rounds (excluded from statistics, kept in the result), then R measured
+//! rounds. Each round runs every backend once, in an order drawn from a seeded shuffle
+//! ([`bench_results::stats::round_orders`], the same protocol as the SQL rounds), recorded in
+//! the result, so drift of the machine and the position in a round affect all backends alike;
+//! every backend run starts from a wiped state ([`FsBackend::prepare`]) and ends wiped
+//! ([`FsBackend::cleanup`]). A backend that fails keeps its earlier runs, gets its `error`,
+//! and sits out the later rounds.
 
+use bench_results::sql::Round;
+use bench_results::stats::round_orders;
 use web_time::Instant;
 
 use crate::config::LifecycleConfig;
 use crate::lifecycle::{run_once, FsBackend, Workload};
 use crate::result::{LifecycleBackend, LifecycleSuite};
-use crate::{ms_since, FsError, Progress, SuiteKind};
+use crate::{ms_since, Progress, SuiteKind};
 
 /// Counts finished units for [`Progress`].
 #[derive(Debug, Default, Clone, Copy)]
@@ -47,16 +52,19 @@ impl Tally {
     }
 }
 
-/// Runs the lifecycle `warmup + runs` times on every backend (interleaved) and collects every
-/// sample. Stops at the first error (a failed verification included).
+/// Runs the lifecycle in `warmup + runs` rounds over every backend (shuffled per round with
+/// `order_seed`) and collects every sample, unsummarized. A failure (a failed verification
+/// included) ends that backend's runs; it is recorded in its `error` and reported once to
+/// `progress` with `ms` NaN.
 pub async fn run_lifecycle_suite<B: FsBackend>(
     backends: &mut [B],
     cfg: &LifecycleConfig,
     runs: u32,
     warmup: u32,
+    order_seed: u64,
     tally: &mut Tally,
     progress: &mut dyn FnMut(Progress),
-) -> Result<LifecycleSuite, FsError> {
+) -> LifecycleSuite {
     let workload = Workload::generate(cfg);
     let mut results: Vec<LifecycleBackend> = backends
         .iter()
@@ -65,23 +73,36 @@ pub async fn run_lifecycle_suite<B: FsBackend>(
             storage: b.storage().to_owned(),
             durability: b.durability().to_owned(),
             buffer_mode: b.buffer_mode(),
-            rename_method: None,
-            warmup_runs: Vec::new(),
-            runs: Vec::new(),
-            summary: None,
+            ..LifecycleBackend::default()
         })
         .collect();
-    for index in 0..warmup + runs {
-        for (backend, result) in backends.iter_mut().zip(&mut results) {
-            let start = Instant::now();
-            let run = run_once(backend, &workload).await?;
-            let ms = ms_since(start);
-            if index < warmup {
-                result.warmup_runs.push(run);
-            } else {
-                result.runs.push(run);
+    let rounds = warmup + runs;
+    let mut log = Vec::new();
+    for (index, order) in (0..rounds).zip(round_orders(order_seed, backends.len(), rounds)) {
+        let mut ran = Vec::new();
+        for i in order {
+            let (backend, result) = (&mut backends[i], &mut results[i]);
+            if result.error.is_some() {
+                continue;
             }
-            result.rename_method = backend.rename_method().map(str::to_owned);
+            ran.push(result.name.clone());
+            let start = Instant::now();
+            let out = run_once(backend, &workload).await;
+            let ms = ms_since(start);
+            match out {
+                Ok(mut run) => {
+                    run.round = Some(index);
+                    if index < warmup {
+                        result.warmup_runs.push(run);
+                    } else {
+                        result.runs.push(run);
+                    }
+                    result.rename_method = backend.rename_method().map(str::to_owned);
+                }
+                Err(e) => {
+                    result.error = Some(format!("round {}: {e}", index + 1));
+                }
+            }
             tally.report(
                 progress,
                 SuiteKind::Lifecycle,
@@ -89,17 +110,21 @@ pub async fn run_lifecycle_suite<B: FsBackend>(
                 index,
                 warmup,
                 runs,
-                ms,
+                if result.error.is_some() { f64::NAN } else { ms },
             );
         }
+        log.push(Round {
+            index,
+            warmup: index < warmup,
+            order: ran,
+        });
     }
-    for r in &mut results {
-        r.summary = Some(r.summarize());
-    }
-    Ok(LifecycleSuite {
+    LifecycleSuite {
         files: cfg.files,
         file_size_bytes: cfg.file_size_bytes,
         seed: cfg.seed,
+        rounds: log,
         backends: results,
-    })
+        floors: Vec::new(),
+    }
 }

@@ -2,21 +2,22 @@
 //! Browser smoke test of both suites, in a dedicated worker: the lifecycle (20 files) on every
 //! browser backend once, the baseline once more with each rename method forced where the
 //! browser has it, and the raw OPFS workloads with tiny N and M. Checks that every verification
-//! passed (a failure is an error of `run_browser`) and that every figure is finite and sane.
-//! Proves the suites work; the figures are not results.
+//! passed (no backend has an `error`) and that every figure is finite and sane, then that the
+//! summaries `bench_results` computes from them are there. Proves the suites work; the figures
+//! are not results.
 //!
 //! Run: `WASM_BINDGEN_TEST_TIMEOUT=300 wasm-pack test --headless --chrome --firefox
 //! --mode no-install bench-fs`.
 //!
 //! The full-size run (1,000 files × 1 KiB, N = 2,000, M = 200, 1 warm-up + 5 runs) is the
 //! `full_run` test, compiled in only when `BENCH_FS_FULL` is set at build time; it prints the
-//! Markdown tables and the JSON with `console_log!` (add `-- --nocapture` to see them):
+//! JSON with `console_log!` (add `-- --nocapture` to see it):
 //! `BENCH_FS_FULL=1 WASM_BINDGEN_TEST_TIMEOUT=3600 wasm-pack test --release --headless
 //! --chrome --mode no-install bench-fs -- --nocapture full_run`.
 
 use bench_fs::config::{Config, Level, LifecycleConfig, Mode, RenameMethod};
 use bench_fs::result::{CallSeries, FsResult, Phase};
-use bench_fs::{browser, report, Progress, SuiteKind};
+use bench_fs::{browser, Progress, SuiteKind};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
@@ -35,6 +36,7 @@ fn check_lifecycle(result: &FsResult, files: u32, expected_backends: &[&str]) {
     let names: Vec<&str> = l.backends.iter().map(|b| b.name.as_str()).collect();
     assert_eq!(names, expected_backends);
     for b in &l.backends {
+        assert!(b.error.is_none(), "{}: {:?}", b.name, b.error);
         assert_eq!(b.runs.len(), 1, "{}", b.name);
         let run = &b.runs[0];
         let phases: Vec<Phase> = run.phases.iter().map(|p| p.phase).collect();
@@ -72,8 +74,9 @@ fn check_lifecycle(result: &FsResult, files: u32, expected_backends: &[&str]) {
                 b.name
             );
         }
-        assert!(b.summary.is_some());
     }
+    assert_eq!(l.rounds.len(), 1);
+    assert_eq!(l.rounds[0].order.len(), expected_backends.len());
 }
 
 fn check_series(s: &CallSeries) {
@@ -170,22 +173,22 @@ async fn smoke_every_backend_and_raw_workloads() {
     assert_eq!(events[0].suite, SuiteKind::Lifecycle);
     assert_eq!(events.last().unwrap().suite, SuiteKind::Raw);
 
-    let env = &result.environment;
-    assert_eq!(env.platform, "browser");
-    assert!(env.user_agent.is_some() && env.browser.is_some(), "{env:?}");
-    let step = env.timer_resolution_us.expect("timer step measured");
-    assert!(step > 0.0 && step <= 2000.0, "{step}");
-    assert!(env.cpu_count.unwrap_or(0) >= 1);
-
-    let text = result.to_json().unwrap();
-    let back = FsResult::from_json(&text).unwrap();
-    assert_eq!(back.config, result.config);
-    let md = report::markdown(&result);
-    assert!(md.contains("| reopen |") && md.contains("new-file: full cycle"));
+    // The summaries the document computes from these samples.
+    let mut lifecycle = result.lifecycle.clone().unwrap();
+    let mut raw = result.raw.clone().unwrap();
+    raw.summarize();
+    lifecycle.summarize(Some(&raw), &bench_results::Bootstrap::default());
+    assert_eq!(raw.summary.as_ref().unwrap().len(), 11);
+    assert!(raw.derived.as_ref().unwrap().new_file_cycle_us.is_some());
+    assert_eq!(lifecycle.floors.len(), 4, "create, write, delete, flush");
+    for b in &lifecycle.backends {
+        assert!(b.summary.is_some());
+        assert_eq!(b.ratios.is_some(), b.name != "files-opfs", "{}", b.name);
+    }
     console_log!(
-        "bench-fs smoke on {}: timer step {step} µs, crossOriginIsolated {:?}\n{md}",
-        env.browser.as_deref().unwrap_or("?"),
-        env.cross_origin_isolated
+        "bench-fs smoke: {} series, floors {:?}",
+        raw.summary.as_ref().unwrap().len(),
+        lifecycle.floors
     );
 }
 
@@ -267,9 +270,31 @@ async fn full_run() {
     })
     .await
     .unwrap_or_else(|e| panic!("run_browser: {e}"));
-    console_log!("{}", report::markdown(&result));
+    let mut doc = bench_results::Document::new(
+        String::new(),
+        bench_results::RunConfig {
+            preset: "bench-fs full_run".to_owned(),
+            suites: vec![bench_results::Suite::Fs, bench_results::Suite::Raw],
+            backends: Vec::new(),
+            runs: config.runs,
+            warmup: config.warmup,
+            fs_runs: None,
+            seed: bench_fs::config::DEFAULT_SEED,
+            sql_scale: 1,
+            files: config.lifecycle.as_ref().map_or(0, |l| l.files),
+            file_size_bytes: bench_fs::config::DEFAULT_FILE_SIZE,
+            raw_small_calls: bench_fs::config::DEFAULT_SMALL_CALLS,
+            raw_cycle_calls: bench_fs::config::DEFAULT_CYCLE_CALLS,
+            order_seed: Some(config.order_seed),
+            commit: None,
+        },
+        bench_results::Environment::default(),
+    );
+    doc.fs = result.lifecycle;
+    doc.raw = result.raw;
+    doc.summarize(&bench_results::Bootstrap::default());
     console_log!(
         "BENCH_FS_JSON_BEGIN\n{}\nBENCH_FS_JSON_END",
-        result.to_json().unwrap()
+        doc.to_json().unwrap()
     );
 }

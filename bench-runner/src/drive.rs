@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use fantoccini::wd::Capabilities;
+use bench_results::runner::Emulation;
+use fantoccini::wd::{Capabilities, WebDriverCompatibleCommand};
 use fantoccini::{Client, ClientBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{json, Value};
@@ -48,6 +49,8 @@ pub struct DriveOptions {
     pub log_dir: PathBuf,
     /// Print progress lines.
     pub verbose: bool,
+    /// Chromium: emulate a phone with this CPU slow-down ([`emulate_phone`]).
+    pub emulate_phone: Option<f64>,
 }
 
 /// What one browser produced.
@@ -65,6 +68,118 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// Where the screenshot went, if one was taken.
     pub screenshot: Option<PathBuf>,
+    /// The emulation applied, if any.
+    pub emulation: Option<Emulation>,
+    /// The backends the page offered in its selector when the run was done.
+    pub backend_choices: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phone emulation (Chromium, DevTools protocol through chromedriver)
+// ---------------------------------------------------------------------------------------------
+
+/// A DevTools protocol command sent through chromedriver's `POST
+/// /session/{id}/goog/cdp/execute` (`{cmd, params}` → `{value: result}`), which runs it on the
+/// page's DevTools session.
+#[derive(Debug)]
+struct Cdp {
+    cmd: &'static str,
+    params: Value,
+}
+
+impl WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
+        let body = json!({ "cmd": self.cmd, "params": self.params });
+        (http::Method::POST, Some(body.to_string()))
+    }
+}
+
+async fn cdp(client: &Client, cmd: &'static str, params: Value) -> Result<Value> {
+    client
+        .issue_cmd(Cdp { cmd, params })
+        .await
+        .map_err(|e| Error(format!("DevTools {cmd}: {e}")))
+}
+
+/// The viewport of the emulated phone: a common Android size (CSS pixels) and pixel ratio.
+pub const PHONE_VIEWPORT: (u32, u32, f64) = (412, 915, 2.625);
+
+/// Script: the benchmark worker's ready (the page enabled Start) and nothing runs yet.
+const READY_SCRIPT: &str = "const s = document.querySelector('#start');     return !!(window.__bench && window.__bench.state === 'idle' && s && !s.disabled);";
+
+/// Script: start the run as a user would.
+const START_SCRIPT: &str = "document.querySelector('#start').click(); return true;";
+
+/// Script: the page's worker calibration (`window.__bench.calibrate`: a fixed CPU-bound loop
+/// in the benchmark worker, repeated), as a JSON array of milliseconds.
+const CALIBRATE_SCRIPT: &str = "const done = arguments[arguments.length - 1]; \
+    window.__bench.calibrate().then((v) => done(JSON.stringify(v)), (e) => done(JSON.stringify({error: String(e)})));";
+
+async fn calibrate(client: &Client) -> Result<Vec<f64>> {
+    let v = client
+        .execute_async(CALIBRATE_SCRIPT, vec![])
+        .await
+        .map_err(|e| Error(format!("worker calibration: {e}")))?;
+    let text = v.as_str().unwrap_or_default();
+    serde_json::from_str::<Vec<f64>>(text)
+        .map_err(|_| Error(format!("worker calibration answered {text}")))
+}
+
+/// Emulates a phone in the open page (Chromium): `Emulation.setDeviceMetricsOverride` (mobile
+/// viewport) and `Emulation.setCPUThrottlingRate` on the page. DevTools cannot throttle the
+/// worker itself (see [`Emulation`]), so the worker's real slowdown is measured around the
+/// throttling with the page's calibration loop and recorded.
+pub async fn emulate_phone(client: &Client, rate: f64) -> Result<Emulation> {
+    let (width, height, dpr) = PHONE_VIEWPORT;
+    let before = calibrate(client).await?;
+    cdp(
+        client,
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": width, "height": height, "deviceScaleFactor": dpr, "mobile": true}),
+    )
+    .await?;
+    cdp(
+        client,
+        "Emulation.setCPUThrottlingRate",
+        json!({ "rate": rate }),
+    )
+    .await?;
+    let after = calibrate(client).await?;
+    let slowdown = match (
+        bench_results::stats::median(&before),
+        bench_results::stats::median(&after),
+    ) {
+        (Some(b), Some(a)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    let measured = slowdown.map_or_else(|| "unmeasured".to_owned(), |s| format!("×{s:.2}"));
+    Ok(Emulation {
+        kind: "chromium-devtools-phone-emulation".to_owned(),
+        cpu_throttling_rate: rate,
+        worker_calibration_before_ms: before,
+        worker_calibration_after_ms: after,
+        worker_slowdown: slowdown,
+        width,
+        height,
+        device_scale_factor: dpr,
+        mobile: true,
+        note: format!(
+            "Phone EMULATION in desktop Chromium, not a phone: DevTools CPU throttling ×{rate} of \
+             the page (the benchmark worker measured {measured} slower) and a {width}×{height} \
+             mobile viewport. Storage, OPFS, memory and the browser build are this machine's."
+        ),
+    })
 }
 
 /// The browser's WebDriver capabilities.
@@ -121,6 +236,9 @@ const RESULT_SCRIPT: &str =
 /// The console errors the page collected.
 const CONSOLE_SCRIPT: &str =
     "const c = window.__bench && window.__bench.consoleErrors; return JSON.stringify(Array.isArray(c) ? c : []);";
+
+/// The page's backend checkboxes.
+const CHOICES_SCRIPT: &str = "return JSON.stringify([...document.querySelectorAll('input[name=backend]')].map((c) => c.value));";
 
 /// Height of the whole document in CSS pixels.
 const HEIGHT_SCRIPT: &str = "return Math.ceil(Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0));";
@@ -264,7 +382,14 @@ async fn drive(client: &Client, opts: &DriveOptions) -> Result<Outcome> {
         .set_window_size(opts.window.0, opts.window.1)
         .await
         .context(format!("{who}: setting the window size"))?;
-    let url = format!("{}{}", opts.page_url, opts.params.query());
+    // With emulation the page opens without autorun: the worker must exist (to be throttled)
+    // before the run starts.
+    let query = if opts.emulate_phone.is_some() {
+        opts.params.query().replace("&autorun=1", "")
+    } else {
+        opts.params.query()
+    };
+    let url = format!("{}{query}", opts.page_url);
     if opts.verbose {
         eprintln!(
             "[{who}] {} — opening {url}",
@@ -276,6 +401,34 @@ async fn drive(client: &Client, opts: &DriveOptions) -> Result<Outcome> {
         .goto(&url)
         .await
         .context(format!("{who}: opening {url}"))?;
+
+    let emulation = match opts.emulate_phone {
+        None => None,
+        Some(rate) => {
+            loop {
+                match client.execute(READY_SCRIPT, vec![]).await {
+                    Ok(Value::Bool(true)) => break,
+                    _ if start.elapsed() > Duration::from_secs(60) => {
+                        return Err(Error(format!(
+                            "{who}: the page's worker was not ready after 60 s"
+                        )));
+                    }
+                    _ => tokio::time::sleep(Duration::from_millis(250)).await,
+                }
+            }
+            let e = emulate_phone(client, rate)
+                .await
+                .context(format!("{who}: phone emulation"))?;
+            if opts.verbose {
+                eprintln!("[{who}] {}", e.note);
+            }
+            client
+                .execute(START_SCRIPT, vec![])
+                .await
+                .context(format!("{who}: pressing Start"))?;
+            Some(e)
+        }
+    };
 
     let mut last_line = String::new();
     let mut last_print = Instant::now();
@@ -383,6 +536,10 @@ async fn drive(client: &Client, opts: &DriveOptions) -> Result<Outcome> {
             final_poll.console_errors.max(console_errors.len())
         );
     }
+    let backend_choices: Vec<String> = match client.execute(CHOICES_SCRIPT, vec![]).await {
+        Ok(Value::String(s)) => serde_json::from_str(&s).unwrap_or_default(),
+        _ => Vec::new(),
+    };
     let screenshot = match &opts.screenshot {
         Some(path) => {
             save_screenshot(client, path, opts.window)
@@ -399,6 +556,8 @@ async fn drive(client: &Client, opts: &DriveOptions) -> Result<Outcome> {
         browser_version,
         elapsed,
         screenshot,
+        emulation,
+        backend_choices,
     })
 }
 

@@ -15,17 +15,16 @@
 //!
 //! ## The page's automation contract
 //!
-//! - URL parameters: `preset=quick|full`, `autorun=1`, `suites=sql,batch,fs,raw`,
-//!   `backends=<comma list>|all`, `runs=N`, `files=N`, `commit=<sha>`.
+//! - URL parameters: `preset=quick|full|phone`, `autorun=1`, `suites=sql,batch,fs,raw`,
+//!   `backends=<comma list>|all`, `runs=N`, `fs_runs=N`, `files=N`, `warmup=N`,
+//!   `sql_scale=N`, `commit=<sha>`.
 //! - `window.__bench = { state: 'idle'|'running'|'done'|'error', progress, result, error,
-//!   consoleErrors: [] }`.
-//! - `result` is one versioned JSON document `{schema_version, generated_at, config,
-//!   environment, sql?, fs?, raw?, verifications: {all_passed, failures}}`, where `sql` is
-//!   bench-sql's result and `fs`/`raw` bench-fs's.
+//!   consoleErrors: [], calibrate() }`.
+//! - `result` is one `bench_results::Document` (schema version 2), every summary computed.
 //!
-//! This crate reads those documents through lenient mirror types ([`doc`]) rather than by
-//! depending on bench-sql and bench-fs: a report can then be regenerated from result files of
-//! older schema versions, and the runner builds without SQLite.
+//! This crate reads documents as `bench_results` types (the one schema; nothing mirrored): a
+//! report can be regenerated from result files of older schema versions (converted on load),
+//! and the runner builds without SQLite (it links `bench-results`, not bench-sql or bench-fs).
 
 pub mod child;
 pub mod doc;

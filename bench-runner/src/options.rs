@@ -56,10 +56,12 @@ impl fmt::Display for Browser {
 /// The page's presets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Preset {
-    /// Fewer runs and files: a smoke run (the end-to-end test), minutes in total.
+    /// Fewer rounds and files: a smoke run (the end-to-end test), minutes in total.
     Quick,
     /// The published configuration.
     Full,
+    /// Full SQL sizes, fewer files and rounds: what the page picks on a phone.
+    Phone,
 }
 
 impl Preset {
@@ -68,16 +70,18 @@ impl Preset {
         match self {
             Preset::Quick => "quick",
             Preset::Full => "full",
+            Preset::Phone => "phone",
         }
     }
 
-    /// Parses `quick` or `full`.
+    /// Parses `quick`, `full` or `phone`.
     pub fn parse(s: &str) -> Result<Self> {
         match s {
             "quick" => Ok(Preset::Quick),
             "full" => Ok(Preset::Full),
+            "phone" => Ok(Preset::Phone),
             other => Err(Error(format!(
-                "unknown preset {other:?} (expected quick or full)"
+                "unknown preset {other:?} (expected quick, full or phone)"
             ))),
         }
     }
@@ -86,10 +90,13 @@ impl Preset {
     pub fn default_timeout(self) -> Duration {
         match self {
             Preset::Quick => Duration::from_secs(900),
-            Preset::Full => Duration::from_secs(4 * 3600),
+            Preset::Full | Preset::Phone => Duration::from_secs(8 * 3600),
         }
     }
 }
+
+/// Default CPU slow-down of `--emulate-phone` (Chrome DevTools' "mid-tier mobile" is 4×).
+pub const PHONE_CPU_RATE: f64 = 4.0;
 
 /// The suites the page knows.
 pub const SUITES: [&str; 4] = ["sql", "batch", "fs", "raw"];
@@ -105,6 +112,8 @@ pub struct PageParams {
     pub backends: Option<Vec<String>>,
     /// `runs=`; `None`: the preset's.
     pub runs: Option<u32>,
+    /// `fs_runs=` (lifecycle and raw rounds); `None`: the preset's (or `runs`).
+    pub fs_runs: Option<u32>,
     /// `files=`; `None`: the preset's.
     pub files: Option<u32>,
     /// `warmup=`; `None`: the preset's.
@@ -123,6 +132,7 @@ impl PageParams {
             suites: None,
             backends: None,
             runs: None,
+            fs_runs: None,
             files: None,
             warmup: None,
             sql_scale: None,
@@ -141,6 +151,9 @@ impl PageParams {
         }
         if let Some(r) = self.runs {
             q.push_str(&format!("&runs={r}"));
+        }
+        if let Some(r) = self.fs_runs {
+            q.push_str(&format!("&fs_runs={r}"));
         }
         if let Some(f) = self.files {
             q.push_str(&format!("&files={f}"));
@@ -253,6 +266,9 @@ pub struct RunOptions {
     pub root: PathBuf,
     /// Write no files (the end-to-end test checks in memory and saves only the screenshot).
     pub write_results: bool,
+    /// Chromium only: emulate a phone (mobile viewport, CPU slowed down by this rate). The
+    /// result is marked as emulation, never as a phone.
+    pub emulate_phone: Option<f64>,
 }
 
 impl RunOptions {
@@ -336,10 +352,12 @@ usage: bench-runner [run] [options]
 run: serve the page, run it headless in each browser, write
      <out-dir>/<date>-<browser>.json and regenerate <out-dir>/<date>-report.md.
   --browsers LIST      chromium,firefox (default: both)
-  --preset P           quick | full (default: full)
+  --preset P           quick | full | phone (default: full)
   --suites LIST        sql,batch,fs,raw (default: the preset's)
   --backends LIST      comma list of backend names, or all (default: the preset's)
-  --runs N             measured runs per backend (default: the preset's)
+  --runs N             measured rounds (every backend once per round; default: the preset's;
+                       alone it sets the lifecycle's and raw workloads' rounds too)
+  --fs-runs N          measured rounds of the lifecycle and raw workloads (default: the preset's)
   --files N            files in the fs lifecycle (default: the preset's)
   --warmup N           warm-up runs per backend, excluded from statistics (default: the preset's)
   --sql-scale N        divide every SQL count by N; 1 = full size (default: the preset's)
@@ -353,6 +371,12 @@ run: serve the page, run it headless in each browser, write
   --url URL            use a page already served there instead of starting serve
   --chromium PATH, --chromedriver PATH, --firefox PATH, --geckodriver PATH
   --window WxH         browser window in CSS pixels (default: 1280x1600)
+  --emulate-phone[=R]  Chromium only: emulate a phone through DevTools (mobile viewport
+                       412x915 @2.625x, the page's CPU throttled R times, default 4; the
+                       benchmark worker's real slowdown is measured and recorded); implies
+                       --browsers chromium and, unless given, --preset phone. Written as
+                       <date>-chromium-phone-emulation.json and marked as emulation (not a
+                       phone) in the JSON and the report.
 
 report: regenerate the Markdown report from result files (default: all files of the newest
         date in --out-dir, written to <out-dir>/<date>-report.md).";
@@ -426,7 +450,23 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
     let mut url = None;
     let mut tools = Tools::default();
     let mut window = (1280, 1600);
+    let mut emulate_phone = None;
+    let mut browsers_given = false;
+    let mut preset_given = false;
     while let Some(a) = it.next() {
+        if let Some(rate) = a.strip_prefix("--emulate-phone") {
+            let rate = match rate.strip_prefix('=') {
+                Some(r) => r
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|r| r.is_finite() && *r >= 1.0)
+                    .ok_or_else(|| Error(format!("{a}: the rate must be a number >= 1")))?,
+                None if rate.is_empty() => PHONE_CPU_RATE,
+                None => return Err(Error(format!("unknown option {a}\n\n{USAGE}"))),
+            };
+            emulate_phone = Some(rate);
+            continue;
+        }
         match a.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
             "--browsers" => {
@@ -438,8 +478,12 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
                 if browsers.is_empty() {
                     return Err("--browsers is empty".into());
                 }
+                browsers_given = true;
             }
-            "--preset" => page.preset = Preset::parse(&next_value(&mut it, &a)?)?,
+            "--preset" => {
+                page.preset = Preset::parse(&next_value(&mut it, &a)?)?;
+                preset_given = true;
+            }
             "--suites" => {
                 let s = list(&next_value(&mut it, &a)?);
                 if let Some(bad) = s.iter().find(|s| !SUITES.contains(&s.as_str())) {
@@ -452,6 +496,7 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
             }
             "--backends" => page.backends = Some(list(&next_value(&mut it, &a)?)),
             "--runs" => page.runs = Some(number(&a, &next_value(&mut it, &a)?)?.max(1)),
+            "--fs-runs" => page.fs_runs = Some(number(&a, &next_value(&mut it, &a)?)?.max(1)),
             "--files" => page.files = Some(number(&a, &next_value(&mut it, &a)?)?.max(1)),
             "--warmup" => page.warmup = Some(number(&a, &next_value(&mut it, &a)?)?),
             "--sql-scale" => {
@@ -485,6 +530,15 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
     if page.commit.is_none() {
         page.commit = crate::util::source_commit(&root);
     }
+    if emulate_phone.is_some() {
+        if browsers_given && browsers != [Browser::Chromium] {
+            return Err("--emulate-phone works in Chromium only: use --browsers chromium".into());
+        }
+        browsers = vec![Browser::Chromium];
+        if !preset_given {
+            page.preset = Preset::Phone;
+        }
+    }
     let source = match url {
         Some(u) => PageSource::Url(u),
         None => PageSource::Serve {
@@ -503,6 +557,7 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
         window,
         root,
         write_results: true,
+        emulate_phone,
     })))
 }
 
@@ -562,6 +617,22 @@ mod tests {
         assert_eq!(o.timeout, Preset::Quick.default_timeout());
         assert_eq!(o.source, PageSource::Url("http://127.0.0.1:1/".into()));
         assert_eq!(o.window, (800, 600));
+
+        let Command::Run(o) = parse(&["--emulate-phone"]).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!(o.emulate_phone, Some(PHONE_CPU_RATE));
+        assert_eq!(
+            (o.browsers.as_slice(), o.page.preset),
+            (&[Browser::Chromium][..], Preset::Phone)
+        );
+        let Command::Run(o) = parse(&["--emulate-phone=6", "--preset", "full"]).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!((o.emulate_phone, o.page.preset), (Some(6.0), Preset::Full));
+        assert!(parse(&["--emulate-phone=0.5"]).is_err());
+        assert!(parse(&["--emulate-phone", "--browsers", "firefox"]).is_err());
+        assert!(parse(&["--emulate-phonex"]).is_err());
 
         assert!(parse(&["--suites", "sql,nope"]).is_err());
         assert!(parse(&["--browsers", "safari"]).is_err());

@@ -1,31 +1,35 @@
-//! The Markdown report: a headline table over every browser, then per browser the environment,
-//! the 16 SQL cases, the batch, lifecycle phases, physical calls of our VFS, the filesystem
-//! lifecycle against the raw OPFS floor, and the raw per-call figures.
+//! The Markdown report: a headline table over every browser (medians and paired ratios with
+//! their 95 % intervals), the goal checks, then per browser the environment, the 16 SQL cases,
+//! the per-case ratios, the batch, lifecycle phases, physical calls of our VFS, the
+//! filesystem lifecycle against the raw OPFS floor, and the raw per-call figures.
 //!
-//! Every number is recomputed from the measured runs in the result files (median with the
-//! observed min–max; ratios are ratios of medians), so a report can be regenerated from the
-//! JSON alone (`bench-runner report`).
+//! Every number is read from the documents' summaries (computed once by `bench_results`
+//! where the document was produced; for older documents when they are loaded), so a report
+//! can be regenerated from the JSON alone (`bench-runner report`). Nothing is computed here
+//! but formatting.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use bench_results::fs::{LifecycleSuite, Phase};
+use bench_results::goals::{GoalCheck, Verdict};
+use bench_results::raw::RawSuite;
+use bench_results::sql::{PhysicalCounters, SqlBackendResult, SqlSection};
+use bench_results::summary::BackendSummary;
+use bench_results::{Document, RatioStat, Stat};
 
-use crate::doc::{scalar_text, Counters, LifecycleSuite, PageResult, RawSuite, SqlBackend, Stat};
 use crate::util::{fmt_bytes, fmt_fixed, fmt_ms, thousands};
 use crate::{Context as _, Error, Result};
 
 /// One browser's result, as loaded from `<date>-<browser>.json`.
 #[derive(Debug)]
 pub struct Entry {
-    /// `chromium`, `firefox` (from the file name).
+    /// `chromium`, `firefox`, `chromium-phone-emulation` (from the file name).
     pub browser: String,
     /// The file it came from.
     pub file: PathBuf,
-    /// The parsed document.
-    pub doc: PageResult,
-    /// The raw JSON (for the runner's `runner` block and anything the mirror types skip).
-    pub raw: Value,
+    /// The document (converted to the current schema and summarized if it was older).
+    pub doc: Document,
 }
 
 impl Entry {
@@ -33,10 +37,7 @@ impl Entry {
     /// (`2026-11-30-firefox` → `firefox`), or the whole stem.
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).context(format!("reading {}", path.display()))?;
-        let raw: Value =
-            serde_json::from_str(&text).context(format!("parsing {}", path.display()))?;
-        let doc: PageResult =
-            serde_json::from_value(raw.clone()).context(format!("reading {}", path.display()))?;
+        let doc = Document::from_json(&text).context(format!("reading {}", path.display()))?;
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -49,29 +50,29 @@ impl Entry {
             browser,
             file: path.to_path_buf(),
             doc,
-            raw,
         })
     }
 
     /// `Chromium 156.0.8078.114`: the driver's version if the runner recorded it, else the
-    /// page's environment, else the file's browser name.
+    /// page's environment, else the file's browser name; `(phone emulation)` when emulated.
     pub fn title(&self) -> String {
-        let name = title_case(&self.browser);
+        let base = self.browser.trim_end_matches("-phone-emulation");
+        let name = title_case(base);
         let version = self
-            .raw
-            .pointer("/runner/browser_version")
-            .and_then(Value::as_str)
+            .doc
+            .runner
+            .as_ref()
+            .and_then(|r| r.browser_version.as_deref())
             .and_then(|v| v.rsplit(' ').next().map(str::to_owned))
-            .or_else(|| self.doc.env_str("browser_version"))
-            .or_else(|| {
-                self.doc
-                    .env_str("browser")
-                    .and_then(|b| b.rsplit(' ').next().map(str::to_owned))
-                    .filter(|v| v.chars().next().is_some_and(|c| c.is_ascii_digit()))
-            });
-        match version {
+            .or_else(|| self.doc.environment.browser_version.clone());
+        let t = match version {
             Some(v) => format!("{name} {v}"),
             None => name,
+        };
+        if self.emulated() {
+            format!("{t} (phone emulation)")
+        } else {
+            t
         }
     }
 
@@ -79,9 +80,24 @@ impl Entry {
     pub fn short_title(&self) -> String {
         let t = self.title();
         match t.split_once(' ') {
-            Some((n, v)) => format!("{n} {}", v.split('.').next().unwrap_or(v)),
+            Some((n, rest)) => {
+                let (v, tail) = rest.split_once(' ').unwrap_or((rest, ""));
+                let major = v.split('.').next().unwrap_or(v);
+                format!(
+                    "{n} {major}{}{tail}",
+                    if tail.is_empty() { "" } else { " " }
+                )
+            }
             None => t,
         }
+    }
+
+    /// Measured under device emulation.
+    pub fn emulated(&self) -> bool {
+        self.doc
+            .runner
+            .as_ref()
+            .is_some_and(|r| r.emulation.is_some())
     }
 }
 
@@ -128,7 +144,9 @@ pub fn files_of_date(dir: &Path, date: &str) -> Result<Vec<PathBuf>> {
     files.sort_by_key(|p| {
         let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
         (
-            !name.as_deref().is_some_and(|n| n.contains("chromium")),
+            !name
+                .as_deref()
+                .is_some_and(|n| n.ends_with("chromium.json")),
             name,
         )
     });
@@ -195,7 +213,7 @@ pub fn write_report(
 // Table helpers
 // ---------------------------------------------------------------------------------------------
 
-/// A Markdown table; the first column is left-aligned, the others right-aligned.
+/// A Markdown table; the first `left_columns` columns are left-aligned, the others right-aligned.
 struct Table {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
@@ -258,32 +276,40 @@ fn stat_cell_us(s: Option<Stat>) -> String {
     }
 }
 
-/// `value ÷ reference` of medians, as `"1.02"`.
-fn ratio(v: Option<Stat>, r: Option<Stat>) -> String {
-    ratio_of(v.map(|s| s.median), r.map(|s| s.median))
-}
-
-fn ratio_of(v: Option<f64>, r: Option<f64>) -> String {
-    match (v, r) {
-        (Some(v), Some(r)) if r > 0.0 && v.is_finite() => {
-            let q = v / r;
-            if q >= 100.0 {
-                format!("{}×", fmt_fixed(q, 0))
-            } else if q == 0.0 {
-                "0×".to_owned()
-            } else if q < 0.0001 {
-                "<0.0001×".to_owned()
-            } else if q < 0.01 {
-                format!("{q:.4}×")
-            } else {
-                format!("{q:.2}×")
-            }
-        }
-        _ => "–".to_owned(),
+/// A ratio as `1.02×`.
+fn ratio_value(q: f64) -> String {
+    if !q.is_finite() {
+        "–".to_owned()
+    } else if q >= 100.0 {
+        format!("{}×", fmt_fixed(q, 0))
+    } else if q == 0.0 {
+        "0×".to_owned()
+    } else if q < 0.0001 {
+        "<0.0001×".to_owned()
+    } else if q < 0.01 {
+        format!("{q:.4}×")
+    } else {
+        format!("{q:.2}×")
     }
 }
 
-fn counters_cell(c: Option<Counters>) -> String {
+/// A paired ratio as `1.02× [0.99–1.05]` (95 % interval), or `1.02× (n=2)` without one.
+fn ratio_cell(r: Option<&RatioStat>) -> String {
+    match r {
+        None => "–".to_owned(),
+        Some(r) => match (r.lo, r.hi) {
+            (Some(lo), Some(hi)) => format!(
+                "{} [{}–{}]",
+                ratio_value(r.median),
+                fmt_fixed(lo, 2),
+                fmt_fixed(hi, 2)
+            ),
+            _ => format!("{} (n={}, no interval)", ratio_value(r.median), r.n),
+        },
+    }
+}
+
+fn counters_cell(c: Option<PhysicalCounters>) -> String {
     match c {
         Some(c) => format!(
             "{} / {} / {} / {}",
@@ -296,18 +322,16 @@ fn counters_cell(c: Option<Counters>) -> String {
     }
 }
 
-/// The memory-only reference among the SQL backends: the first non-persistent one (the
-/// page's `sqlite-memvfs`, natively `sqlite-memory`), else one whose name says memory and is not
-/// ours.
-pub fn reference(backends: &[SqlBackend]) -> Option<&SqlBackend> {
-    backends
-        .iter()
-        .find(|b| b.persistent == Some(false))
-        .or_else(|| {
-            backends
-                .iter()
-                .find(|b| b.name.contains("mem") && !b.name.starts_with("ours"))
-        })
+fn verdict_cell(v: Verdict) -> String {
+    match v {
+        Verdict::Met => "**met**".to_owned(),
+        Verdict::NotMet => "**not met**".to_owned(),
+        Verdict::Undecided => "undecided".to_owned(),
+    }
+}
+
+fn summary(b: &SqlBackendResult) -> BackendSummary {
+    b.summary.clone().unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -334,13 +358,19 @@ pub fn markdown(date: &str, entries: &[Entry]) -> String {
         "Written by `bench-runner` from {} (every sample is in those files; \
          `bench-runner report` regenerates this file from them; `methodology.md` explains \
          the protocol and how to reproduce a result).\n\n\
-         Times in milliseconds: median of the measured runs, with the observed min–max in \
-         parentheses (a range, not a confidence interval); warm-up runs are excluded. Ratios are \
-         ratios of medians. Lower is faster. The memory-only reference does not persist anything.\n",
+         Each round runs every backend once, in a shuffled order (recorded in the JSON). Times \
+         in milliseconds: median of the measured rounds, with the observed min–max in \
+         parentheses; warm-up rounds are excluded. Ratios are **paired**: per round, the \
+         backend's time ÷ its memory reference's time in the same round; shown as the median \
+         of those ratios with its **95 % percentile-bootstrap interval** in brackets. A goal \
+         is *met* only if the whole interval is on the right side of it, *not met* if the whole \
+         interval is on the wrong side, otherwise *undecided*. Lower is faster. A memory \
+         reference persists nothing.\n",
         files.join(", ")
     );
 
     headline(&mut out, entries);
+    goals(&mut out, entries);
     for e in entries {
         browser_section(&mut out, e);
     }
@@ -349,45 +379,85 @@ pub fn markdown(date: &str, entries: &[Entry]) -> String {
 
 fn config_line(e: &Entry) -> String {
     let c = &e.doc.config;
-    let mut parts = Vec::new();
-    for k in ["preset", "runs", "warmup", "files", "suites", "backends"] {
-        if let Some(v) = c.get(k) {
-            let text = match v {
-                Value::Array(a) if a.is_empty() && k == "backends" => "all".to_owned(),
-                Value::Array(a) => a
-                    .iter()
-                    .filter_map(scalar_text)
-                    .collect::<Vec<_>>()
-                    .join(","),
-                other => scalar_text(other).unwrap_or_else(|| other.to_string()),
-            };
-            parts.push(format!("{k} {text}"));
-        }
+    let mut parts = vec![
+        format!("preset {}", c.preset),
+        format!("rounds {} after {} warm-up", c.runs, c.warmup),
+        format!("files {}", c.files),
+        format!(
+            "suites {}",
+            c.suites
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        format!(
+            "backends {}",
+            if c.backends.is_empty() {
+                "all".to_owned()
+            } else {
+                c.backends.join(",")
+            }
+        ),
+    ];
+    if let Some(s) = c.order_seed {
+        parts.push(format!("order seed {s}"));
+    }
+    if let Some(b) = e.doc.sql.as_ref().and_then(|s| s.bootstrap.as_ref()) {
+        parts.push(format!(
+            "bootstrap {} resamples, seed {:#x}",
+            thousands(b.resamples.into()),
+            b.seed
+        ));
     }
     if let Some(sql) = &e.doc.sql {
-        if let Some(d) = sql.suite.scale_divisor.filter(|&d| d > 1) {
+        if sql.suite.scale_divisor > 1 {
             parts.push(format!(
-                "**SQL counts divided by {d}: a smoke run, not a result**"
+                "**SQL counts divided by {}: a smoke run, not a result**",
+                sql.suite.scale_divisor
             ));
         }
     }
-    if let Some(commit) = e
-        .doc
-        .config
-        .get("commit")
-        .and_then(scalar_text)
-        .or_else(|| e.doc.env_str("commit"))
-    {
+    if let Some(commit) = c.commit.as_ref().or(e.doc.environment.commit.as_ref()) {
         parts.push(format!("commit {commit}"));
     }
+    if let Some(m) = e.doc.runner.as_ref().and_then(|r| r.emulation.as_ref()) {
+        parts.push(format!(
+            "**phone emulation, not a phone**: Chromium DevTools CPU throttling ×{} of the page \
+             (benchmark worker measured {} slower), viewport {}×{} @{}x mobile",
+            m.cpu_throttling_rate,
+            m.worker_slowdown
+                .map_or_else(|| "?".to_owned(), |s| format!("×{s:.2}")),
+            m.width,
+            m.height,
+            m.device_scale_factor
+        ));
+    }
+    if let Some(s) = e.doc.runner.as_ref().map(|r| r.elapsed_s) {
+        parts.push(format!(
+            "wall time {}",
+            crate::util::fmt_elapsed(std::time::Duration::from_secs_f64(s.max(0.0)))
+        ));
+    }
     parts.join(" · ")
+}
+
+/// The widest ±half-width (relative) of the 16-case total's interval over the backends.
+fn widest_interval(sql: &SqlSection) -> Option<(f64, String)> {
+    sql.backends
+        .iter()
+        .filter_map(|b| {
+            let w = b.ratios.as_ref()?.total?.relative_half_width()?;
+            Some((w, b.meta.name.clone()))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
 }
 
 fn headline(out: &mut String, entries: &[Entry]) {
     let _ = writeln!(out, "## Headline\n");
     let rows: Vec<u32> = entries
         .iter()
-        .filter_map(|e| e.doc.sql.as_ref()?.suite.batch_rows)
+        .filter_map(|e| Some(e.doc.sql.as_ref()?.suite.batch_rows))
         .collect();
     let batch = match rows.first() {
         Some(&r) if rows.iter().all(|&x| x == r) => format!("{}-row batch", thousands(r.into())),
@@ -397,27 +467,34 @@ fn headline(out: &mut String, entries: &[Entry]) {
         "Browser".to_owned(),
         "Backend".to_owned(),
         "16-case total".to_owned(),
-        "÷ memory".to_owned(),
+        "÷ memory [95 %]".to_owned(),
         "Test 1".to_owned(),
-        "Tests 2–16 ÷ memory".to_owned(),
+        "Tests 2–16 ÷ memory [95 %]".to_owned(),
         batch,
-        "÷ memory".to_owned(),
+        "÷ memory [95 %]".to_owned(),
     ]);
     let mut any = false;
     for e in entries {
         let Some(sql) = &e.doc.sql else { continue };
-        let r = reference(&sql.backends);
         for b in &sql.backends {
             any = true;
+            let s = summary(b);
+            let r = b.ratios.as_ref();
+            let name = match (&b.meta.skipped, &b.error) {
+                (Some(why), _) => format!("{} (skipped: {why})", b.meta.name),
+                (_, Some(_)) => format!("{} (failed)", b.meta.name),
+                _ if b.meta.is_reference() => format!("{} (reference)", b.meta.name),
+                _ => b.meta.name.clone(),
+            };
             t.row([
                 e.short_title(),
-                b.name.clone(),
-                format!("**{}**", stat_cell(b.total())),
-                ratio(b.total(), r.and_then(SqlBackend::total)),
-                stat_cell(b.test1()),
-                ratio(b.tests_2_to_16(), r.and_then(SqlBackend::tests_2_to_16)),
-                stat_cell(b.batch()),
-                ratio(b.batch(), r.and_then(SqlBackend::batch)),
+                name,
+                format!("**{}**", stat_cell(s.total_ms)),
+                ratio_cell(r.and_then(|r| r.total.as_ref())),
+                stat_cell(s.test1_ms),
+                ratio_cell(r.and_then(|r| r.tests_2_to_16.as_ref())),
+                stat_cell(s.batch_ms),
+                ratio_cell(r.and_then(|r| r.batch.as_ref())),
             ]);
         }
     }
@@ -428,8 +505,83 @@ fn headline(out: &mut String, entries: &[Entry]) {
     }
     for e in entries {
         let _ = writeln!(out, "- {}: {}", e.title(), config_line(e));
+        if let Some((w, name)) = e.doc.sql.as_ref().and_then(widest_interval) {
+            let _ = writeln!(
+                out,
+                "  - widest 95 % interval of a 16-case total ratio: ±{:.1} % ({name})",
+                w * 100.0
+            );
+        }
     }
     out.push('\n');
+}
+
+/// The goal checks, per browser: one row per check, except the per-case peer goal, which is
+/// one row per peer and backend of ours with the count of cases in each verdict.
+fn goals(out: &mut String, entries: &[Entry]) {
+    let any = entries
+        .iter()
+        .any(|e| e.doc.sql.as_ref().is_some_and(|s| !s.goals.is_empty()));
+    if !any {
+        return;
+    }
+    let _ = writeln!(out, "## Goals\n");
+    let _ = writeln!(
+        out,
+        "Decided from the 95 % interval of each paired ratio (rule and goals: \
+         `bench-results/src/goals.rs`).\n"
+    );
+    let mut t = Table::new(["Browser", "Goal", "Ratio [95 %]", "Verdict"]);
+    for e in entries {
+        let Some(sql) = &e.doc.sql else { continue };
+        let mut per_case: Vec<(String, String, Vec<&GoalCheck>)> = Vec::new();
+        for g in &sql.goals {
+            if g.case.is_some() {
+                match per_case
+                    .iter_mut()
+                    .find(|(b, v, _)| *b == g.backend && *v == g.versus)
+                {
+                    Some((_, _, list)) => list.push(g),
+                    None => per_case.push((g.backend.clone(), g.versus.clone(), vec![g])),
+                }
+                continue;
+            }
+            t.row([
+                e.short_title(),
+                g.statement.clone(),
+                ratio_cell(g.ratio.as_ref()),
+                verdict_cell(g.verdict),
+            ]);
+        }
+        for (backend, versus, list) in per_case {
+            let count = |v: Verdict| list.iter().filter(|g| g.verdict == v).count();
+            let not_met: Vec<String> = list
+                .iter()
+                .filter(|g| g.verdict == Verdict::NotMet)
+                .filter_map(|g| g.case.map(|c| c.to_string()))
+                .collect();
+            t.row([
+                e.short_title(),
+                format!(
+                    "{backend} ÷ {versus} > 1.00 in each of the {} cases",
+                    list.len()
+                ),
+                String::new(),
+                format!(
+                    "met in {}, not met in {}{}, undecided in {}",
+                    count(Verdict::Met),
+                    count(Verdict::NotMet),
+                    if not_met.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (cases {})", not_met.join(", "))
+                    },
+                    count(Verdict::Undecided)
+                ),
+            ]);
+        }
+    }
+    t.render(out, 2);
 }
 
 fn browser_section(out: &mut String, e: &Entry) {
@@ -438,11 +590,11 @@ fn browser_section(out: &mut String, e: &Entry) {
     if let Some(sql) = &e.doc.sql {
         sql_section(out, sql);
     }
-    if let Some(l) = e.doc.lifecycle() {
-        lifecycle_section(out, &l, e.doc.raw().as_ref());
+    if let Some(l) = &e.doc.fs {
+        lifecycle_section(out, l, e.doc.raw.is_some());
     }
-    if let Some(r) = e.doc.raw() {
-        raw_section(out, &r);
+    if let Some(r) = &e.doc.raw {
+        raw_section(out, r);
     }
     verifications(out, e);
 }
@@ -450,114 +602,159 @@ fn browser_section(out: &mut String, e: &Entry) {
 fn environment(out: &mut String, e: &Entry) {
     let _ = writeln!(out, "### Environment\n");
     let mut t = Table::new(["Field", "Value"]);
-    let mut seen = std::collections::BTreeSet::new();
-    let mut add = |t: &mut Table, k: &str, v: String| {
-        if seen.insert(k.to_owned()) {
-            t.row([k.to_owned(), v]);
+    if let Some(r) = &e.doc.runner {
+        if let Some(v) = &r.browser_version {
+            t.row(["webdriver browser".to_owned(), v.clone()]);
         }
-    };
-    if let Some(v) = e
-        .raw
-        .pointer("/runner/browser_version")
-        .and_then(Value::as_str)
-    {
-        add(&mut t, "webdriver browser", v.to_owned());
+        if let Some(m) = &r.emulation {
+            t.row(["emulation".to_owned(), m.note.clone()]);
+        }
     }
-    let envs = [
-        Some(&e.doc.environment),
-        e.doc.sql.as_ref().map(|s| &s.environment),
-    ];
-    for env in envs.into_iter().flatten() {
-        if let Value::Object(m) = env {
-            for (k, v) in m {
-                if let Some(text) = scalar_text(v) {
-                    add(&mut t, k, text);
-                }
+    if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&e.doc.environment) {
+        for (k, v) in m {
+            if let Some(text) = crate::doc::scalar_text(&v) {
+                t.row([k, text]);
             }
         }
     }
-    if let Some(g) = &e.doc.generated_at {
-        add(&mut t, "generated_at", g.clone());
-    }
-    if let Some(v) = e.doc.schema_version {
-        add(&mut t, "schema_version", v.to_string());
-    }
-    add(&mut t, "config", config_line(e));
-    if let Some(s) = e.raw.pointer("/runner/elapsed_s").and_then(Value::as_f64) {
-        add(&mut t, "runner wall time", format!("{s:.1} s"));
-    }
+    t.row(["generated_at".to_owned(), e.doc.generated_at.clone()]);
+    t.row([
+        "schema_version".to_owned(),
+        match e.doc.upgraded_from {
+            Some(v) => format!("{} (converted from {v})", e.doc.schema_version),
+            None => e.doc.schema_version.to_string(),
+        },
+    ]);
+    t.row(["config".to_owned(), config_line(e)]);
     t.render(out, 2);
 }
 
-fn sql_section(out: &mut String, sql: &crate::doc::SqlResult) {
-    let backends = &sql.backends;
+fn sql_section(out: &mut String, sql: &SqlSection) {
+    let backends: Vec<&SqlBackendResult> = sql
+        .backends
+        .iter()
+        .filter(|b| b.meta.skipped.is_none())
+        .collect();
     if backends.is_empty() {
         return;
     }
-    let r = reference(backends);
-    let rname = r.map_or("memory", |r| r.name.as_str());
     let runs = backends.iter().map(|b| b.runs.len()).max().unwrap_or(0);
+    let _ = writeln!(out, "### SQL backends\n");
+    let mut t = Table::new([
+        "Backend",
+        "Engine",
+        "Package",
+        "Durability",
+        "Settings",
+        "Reference",
+    ]);
+    for b in &sql.backends {
+        let m = &b.meta;
+        t.row([
+            m.name.clone(),
+            format!("{:?}", m.engine).to_lowercase(),
+            match (&m.package, &m.version) {
+                (Some(p), Some(v)) => format!("{p} {v}"),
+                (Some(p), None) => p.clone(),
+                _ => "–".to_owned(),
+            },
+            match &m.skipped {
+                Some(why) => format!("{} (**skipped**: {why})", m.durability),
+                None => m.durability.clone(),
+            },
+            m.durability_settings
+                .clone()
+                .unwrap_or_else(|| "–".to_owned()),
+            m.reference.clone().unwrap_or_else(|| "–".to_owned()),
+        ]);
+    }
+    t.render(out, 6);
+    for b in backends.iter().filter(|b| b.error.is_some()) {
+        let _ = writeln!(
+            out,
+            "- **{} failed**: {} ({} measured round(s) before the failure are kept)",
+            b.meta.name,
+            b.error.as_deref().unwrap_or(""),
+            b.runs.len()
+        );
+    }
+
     let _ = writeln!(out, "### SQL: the 16 cases\n");
     let _ = writeln!(
         out,
-        "Seed {} · SQL SHA-256 `{}` · {} measured run(s) per backend after {} warm-up.\n",
-        sql.suite
-            .seed
-            .map_or_else(|| "?".to_owned(), |s| s.to_string()),
-        sql.suite.sha256.as_deref().unwrap_or("?"),
-        runs,
-        sql.config
-            .warmup
-            .map_or_else(|| "?".to_owned(), |w| w.to_string()),
+        "Seed {} · SQL SHA-256 `{}` · {runs} measured round(s) after {} warm-up.\n",
+        sql.suite.seed, sql.suite.sha256, sql.config.warmup,
     );
     let has_suite = backends
         .iter()
         .any(|b| b.runs.iter().any(|r| r.suite.is_some()));
     if has_suite {
         let mut header = vec!["Case".to_owned()];
-        header.extend(backends.iter().map(|b| b.name.clone()));
-        let mut t = Table::new(header);
-        let numbers: Vec<(u32, String)> = if sql.suite.cases.is_empty() {
-            (1..=16).map(|n| (n, String::new())).collect()
-        } else {
-            sql.suite
-                .cases
-                .iter()
-                .map(|c| (c.number, c.title.clone()))
-                .collect()
-        };
-        for (n, title) in &numbers {
-            let mut row = vec![if title.is_empty() {
-                n.to_string()
-            } else {
-                format!("{n}. {title}")
-            }];
-            row.extend(backends.iter().map(|b| stat_cell(b.case(*n))));
+        header.extend(backends.iter().map(|b| b.meta.name.clone()));
+        let mut t = Table::new(header.clone());
+        for (i, info) in sql.suite.cases.iter().enumerate() {
+            let mut row = vec![format!("{}. {}", info.number, info.title)];
+            row.extend(
+                backends
+                    .iter()
+                    .map(|b| stat_cell(summary(b).cases_ms.get(i).and_then(|c| c.ms))),
+            );
             t.row(row);
         }
         let mut row = vec!["**Total (16 cases)**".to_owned()];
         row.extend(
             backends
                 .iter()
-                .map(|b| format!("**{}**", stat_cell(b.total()))),
+                .map(|b| format!("**{}**", stat_cell(summary(b).total_ms))),
         );
         t.row(row);
         let mut row = vec!["Tests 2–16".to_owned()];
-        row.extend(backends.iter().map(|b| stat_cell(b.tests_2_to_16())));
+        row.extend(
+            backends
+                .iter()
+                .map(|b| stat_cell(summary(b).tests_2_to_16_ms)),
+        );
         t.row(row);
-        if let Some(r) = r {
-            for (label, pick) in [
-                (
-                    "Total",
-                    SqlBackend::total as fn(&SqlBackend) -> Option<Stat>,
-                ),
-                ("Test 1", SqlBackend::test1),
-                ("Tests 2–16", SqlBackend::tests_2_to_16),
-            ] {
-                let mut row = vec![format!("{label} ÷ {rname}")];
-                row.extend(backends.iter().map(|b| ratio(pick(b), pick(r))));
-                t.row(row);
-            }
+        type Pick = fn(&bench_results::summary::RatioSummary) -> Option<&RatioStat>;
+        let picks: [(&str, Pick); 3] = [
+            ("Total ÷ memory [95 %]", |r| r.total.as_ref()),
+            ("Test 1 ÷ memory [95 %]", |r| r.test1.as_ref()),
+            ("Tests 2–16 ÷ memory [95 %]", |r| {
+                r.tests_2_to_16.as_ref()
+            }),
+        ];
+        for (label, pick) in picks {
+            let mut row = vec![label.to_owned()];
+            row.extend(
+                backends
+                    .iter()
+                    .map(|b| ratio_cell(b.ratios.as_ref().and_then(pick))),
+            );
+            t.row(row);
+        }
+        t.render(out, 1);
+
+        let _ = writeln!(
+            out,
+            "Per case, paired ratio to the memory reference, median [95 % interval]:\n"
+        );
+        let ratioed: Vec<&&SqlBackendResult> =
+            backends.iter().filter(|b| b.ratios.is_some()).collect();
+        let mut header = vec!["Case".to_owned()];
+        header.extend(ratioed.iter().map(|b| b.meta.name.clone()));
+        let mut t = Table::new(header);
+        for info in &sql.suite.cases {
+            let mut row = vec![info.number.to_string()];
+            row.extend(ratioed.iter().map(|b| {
+                ratio_cell(b.ratios.as_ref().and_then(|r| {
+                    r.cases
+                        .iter()
+                        .find(|c| c.number == info.number)?
+                        .ratio
+                        .as_ref()
+                }))
+            }));
+            t.row(row);
         }
         t.render(out, 1);
     }
@@ -566,29 +763,27 @@ fn sql_section(out: &mut String, sql: &crate::doc::SqlResult) {
         .iter()
         .any(|b| b.runs.iter().any(|r| r.batch.is_some()));
     if has_batch {
-        let rows = sql.suite.batch_rows.unwrap_or(10_000);
         let _ = writeln!(
             out,
             "### {}-row batch (one transaction)\n",
-            thousands(rows.into())
+            thousands(sql.suite.batch_rows.into())
         );
         let mut t = Table::new([
             "Backend",
-            "Durability",
             "ms",
-            &format!("÷ {rname}"),
+            "÷ memory [95 %]",
             "Physical calls: flushes / writes / bytes / reads",
         ]);
-        for b in backends {
+        for b in &backends {
+            let s = summary(b);
             t.row([
-                b.name.clone(),
-                b.durability.clone(),
-                stat_cell(b.batch()),
-                ratio(b.batch(), r.and_then(SqlBackend::batch)),
-                counters_cell(b.batch_counters()),
+                b.meta.name.clone(),
+                stat_cell(s.batch_ms),
+                ratio_cell(b.ratios.as_ref().and_then(|r| r.batch.as_ref())),
+                counters_cell(s.batch_counters),
             ]);
         }
-        t.render(out, 2);
+        t.render(out, 1);
     }
 
     let _ = writeln!(out, "### SQL lifecycle phases\n");
@@ -598,35 +793,44 @@ fn sql_section(out: &mut String, sql: &crate::doc::SqlResult) {
          sync, reopen or verification).\n"
     );
     let mut header = vec!["Phase".to_owned()];
-    header.extend(backends.iter().map(|b| b.name.clone()));
+    header.extend(backends.iter().map(|b| b.meta.name.clone()));
     let mut t = Table::new(header);
-    let keys = [
-        ("prepare_ms", "preparation"),
-        ("init_ms", "initialization"),
-        ("sync_ms", "later explicit sync"),
-        ("close_ms", "close"),
-        ("reopen_ms", "reopen"),
-        ("verify_ms", "verification"),
+    type PhasePick = fn(&bench_results::summary::PhaseStats) -> Option<Stat>;
+    let keys: [(&str, PhasePick); 6] = [
+        ("preparation", |p| p.prepare_ms),
+        ("initialization", |p| p.init_ms),
+        ("later explicit sync", |p| p.sync_ms),
+        ("close", |p| p.close_ms),
+        ("reopen", |p| p.reopen_ms),
+        ("verification", |p| p.verify_ms),
     ];
-    for (workload, pick) in [
-        (
-            "suite",
-            SqlBackend::suite_phase as fn(&SqlBackend, &str) -> Option<Stat>,
-        ),
-        ("batch", SqlBackend::batch_phase),
-    ] {
-        for (key, label) in keys {
-            if backends.iter().all(|b| pick(b, key).is_none()) {
+    for (workload, batch) in [("suite", false), ("batch", true)] {
+        for (label, pick) in keys {
+            let cells: Vec<Option<Stat>> = backends
+                .iter()
+                .map(|b| {
+                    let s = summary(b);
+                    pick(if batch {
+                        &s.batch_phases
+                    } else {
+                        &s.suite_phases
+                    })
+                })
+                .collect();
+            if cells.iter().all(Option::is_none) {
                 continue;
             }
             let mut row = vec![format!("{workload}: {label}")];
-            row.extend(backends.iter().map(|b| stat_cell(pick(b, key))));
+            row.extend(cells.into_iter().map(stat_cell));
             t.row(row);
         }
     }
     t.render(out, 1);
 
-    let counted: Vec<&SqlBackend> = backends.iter().filter(|b| b.has_counters()).collect();
+    let counted: Vec<&&SqlBackendResult> = backends
+        .iter()
+        .filter(|b| summary(b).cases_ms.iter().any(|c| c.counters.is_some()))
+        .collect();
     if has_suite && !counted.is_empty() {
         let _ = writeln!(out, "### Physical calls per case (our VFS)\n");
         let _ = writeln!(
@@ -635,61 +839,38 @@ fn sql_section(out: &mut String, sql: &crate::doc::SqlResult) {
              reads. They do not depend on timer resolution.\n"
         );
         let mut header = vec!["Case".to_owned()];
-        header.extend(counted.iter().map(|b| b.name.clone()));
+        header.extend(counted.iter().map(|b| b.meta.name.clone()));
         let mut t = Table::new(header);
-        let numbers: Vec<u32> = if sql.suite.cases.is_empty() {
-            (1..=16).collect()
-        } else {
-            sql.suite.cases.iter().map(|c| c.number).collect()
-        };
-        for n in numbers {
-            let mut row = vec![n.to_string()];
-            row.extend(counted.iter().map(|b| counters_cell(b.case_counters(n))));
+        for (i, info) in sql.suite.cases.iter().enumerate() {
+            let mut row = vec![info.number.to_string()];
+            row.extend(
+                counted
+                    .iter()
+                    .map(|b| counters_cell(summary(b).cases_ms.get(i).and_then(|c| c.counters))),
+            );
             t.row(row);
         }
         t.render(out, 1);
     }
 }
 
-/// The raw OPFS floor of a lifecycle phase: what the browser charges for the least work the
-/// phase implies if each logical file were its own OPFS file, from the per-call means measured
-/// in the same run. `None` where no raw series measures it (read, rename, mount, reopen,
-/// verify).
-pub fn phase_floor_ms(phase: &str, files: u32, raw: &RawSuite) -> Option<(f64, String)> {
-    let us = |name: &str| raw.mean_us(name);
-    let (calls, per_call, what) = match phase {
-        "create" => (files, us("new-file: create+open")?, "× create+open"),
-        "write" => (files, us("new-file: first write")?, "× first write"),
-        "delete" => (files / 2, us("new-file: delete")?, "× removeEntry"),
-        "flush" => match us("append+flush: flush") {
-            Some(f) => (1, f, "× flush"),
-            None => (1, us("append+flush")?, "× append+flush"),
-        },
-        _ => return None,
-    };
-    Some((
-        f64::from(calls) * per_call / 1000.0,
-        format!("{} {what}", thousands(calls.into())),
-    ))
-}
-
-fn lifecycle_section(out: &mut String, l: &LifecycleSuite, raw: Option<&RawSuite>) {
+fn lifecycle_section(out: &mut String, l: &LifecycleSuite, has_raw: bool) {
     let backends = &l.backends;
     if backends.is_empty() {
         return;
     }
-    let files = l.files.unwrap_or(0);
     let _ = writeln!(
         out,
         "### Filesystem lifecycle: {} files × {}\n",
-        thousands(files.into()),
-        fmt_bytes(l.file_size_bytes.unwrap_or(0).into())
+        thousands(l.files.into()),
+        fmt_bytes(l.file_size_bytes.into())
     );
     let _ = writeln!(
         out,
         "Read includes byte verification; delete removes half the files; reopen unmounts and \
-         mounts again, verify reads every survivor back.{}\n",
-        if raw.is_some() {
+         mounts again, verify reads every survivor back. Ratios to the baseline are paired per \
+         round.{}\n",
+        if has_raw && !l.floors.is_empty() {
             " The raw OPFS floor is what the browser charged in this run (raw workloads below) \
              for the least work the phase implies if every logical file were its own OPFS file \
              (N × the per-call mean of `new-file: create+open`, `new-file: first write`, \
@@ -699,59 +880,77 @@ fn lifecycle_section(out: &mut String, l: &LifecycleSuite, raw: Option<&RawSuite
             ""
         }
     );
-    let phases = backends
-        .iter()
-        .map(|b| b.phase_names())
-        .max_by_key(Vec::len)
-        .unwrap_or_default();
     let mut header = vec!["Phase".to_owned()];
     header.extend(backends.iter().map(|b| b.name.clone()));
-    if raw.is_some() {
+    if !l.floors.is_empty() {
         header.push("Raw OPFS floor".to_owned());
     }
     let mut t = Table::new(header);
-    let floors: Vec<Option<(f64, String)>> = phases
-        .iter()
-        .map(|p| raw.and_then(|r| phase_floor_ms(p, files, r)))
-        .collect();
-    for (p, floor) in phases.iter().zip(&floors) {
-        let mut row = vec![p.clone()];
-        row.extend(backends.iter().map(|b| stat_cell(b.phase(p))));
-        if raw.is_some() {
-            row.push(floor.as_ref().map_or_else(
+    let phase_stat = |b: &bench_results::fs::LifecycleBackend, p: Phase| {
+        b.summary
+            .as_ref()
+            .and_then(|s| s.phases.iter().find(|x| x.phase == p).cloned())
+    };
+    for p in Phase::ALL {
+        let mut row = vec![p.to_string()];
+        row.extend(
+            backends
+                .iter()
+                .map(|b| stat_cell(phase_stat(b, p).and_then(|s| s.ms))),
+        );
+        if !l.floors.is_empty() {
+            row.push(l.floors.iter().find(|f| f.phase == p).map_or_else(
                 || "–".to_owned(),
-                |(ms, what)| format!("{} ({what})", fmt_ms(*ms)),
+                |f| format!("{} ({})", fmt_ms(f.ms), f.what),
             ));
         }
         t.row(row);
     }
     let mut row = vec!["**Total**".to_owned()];
-    row.extend(
-        backends
-            .iter()
-            .map(|b| format!("**{}**", stat_cell(b.total()))),
-    );
-    if raw.is_some() {
+    row.extend(backends.iter().map(|b| {
+        format!(
+            "**{}**",
+            stat_cell(b.summary.as_ref().and_then(|s| s.total_ms))
+        )
+    }));
+    if !l.floors.is_empty() {
         row.push(String::new());
     }
     t.row(row);
-    for (p, floor) in phases.iter().zip(&floors) {
-        if let Some((ms, _)) = floor {
-            let mut row = vec![format!("{p} ÷ floor")];
-            row.extend(
-                backends
-                    .iter()
-                    .map(|b| ratio_of(b.phase(p).map(|s| s.median), Some(*ms))),
-            );
+    if let Some(versus) = backends
+        .iter()
+        .find_map(|b| b.ratios.as_ref().map(|r| r.versus.clone()))
+    {
+        let mut row = vec![format!("Total ÷ {versus} [95 %]")];
+        row.extend(
+            backends
+                .iter()
+                .map(|b| ratio_cell(b.ratios.as_ref().and_then(|r| r.total.as_ref()))),
+        );
+        if !l.floors.is_empty() {
             row.push(String::new());
-            t.row(row);
         }
+        t.row(row);
+    }
+    for f in &l.floors {
+        let mut row = vec![format!("{} ÷ floor", f.phase)];
+        row.extend(backends.iter().map(|b| {
+            phase_stat(b, f.phase)
+                .and_then(|s| s.floor_ratio)
+                .map_or_else(|| "–".to_owned(), ratio_value)
+        }));
+        row.push(String::new());
+        t.row(row);
     }
     t.render(out, 1);
 
     let counted: Vec<_> = backends
         .iter()
-        .filter(|b| phases.iter().any(|p| b.phase_counters(p).is_some()))
+        .filter(|b| {
+            b.summary
+                .as_ref()
+                .is_some_and(|s| s.phases.iter().any(|p| p.counters.is_some()))
+        })
         .collect();
     if !counted.is_empty() {
         let _ = writeln!(
@@ -761,42 +960,38 @@ fn lifecycle_section(out: &mut String, l: &LifecycleSuite, raw: Option<&RawSuite
         let mut header = vec!["Phase".to_owned()];
         header.extend(counted.iter().map(|b| b.name.clone()));
         let mut t = Table::new(header);
-        for p in &phases {
-            let mut row = vec![p.clone()];
-            row.extend(counted.iter().map(|b| counters_cell(b.phase_counters(p))));
+        for p in Phase::ALL {
+            let mut row = vec![p.to_string()];
+            row.extend(
+                counted
+                    .iter()
+                    .map(|b| counters_cell(phase_stat(b, p).and_then(|s| s.counters))),
+            );
             t.row(row);
         }
         t.render(out, 1);
     }
-    let described: Vec<_> = backends
-        .iter()
-        .filter(|b| !b.durability.is_empty())
-        .collect();
-    for b in described {
+    for b in backends {
         let mut extra = String::new();
         if let Some(m) = &b.rename_method {
             extra = format!("; rename by {m}");
         }
+        if let Some(e) = &b.error {
+            extra.push_str(&format!("; **failed**: {e}"));
+        }
         let _ = writeln!(
             out,
             "- `{}` ({}): {}{extra}",
-            b.name,
-            if b.storage.is_empty() {
-                "?"
-            } else {
-                &b.storage
-            },
-            b.durability
+            b.name, b.storage, b.durability
         );
     }
     out.push('\n');
 }
 
 fn raw_section(out: &mut String, raw: &RawSuite) {
-    let series = raw.summarize();
-    if series.is_empty() {
+    let Some(series) = raw.summary.as_ref().filter(|s| !s.is_empty()) else {
         return;
-    }
+    };
     let _ = writeln!(out, "### Raw OPFS per call\n");
     let _ = writeln!(
         out,
@@ -816,7 +1011,7 @@ fn raw_section(out: &mut String, raw: &RawSuite) {
         "First call µs",
         "Total ms",
     ]);
-    for s in &series {
+    for s in series {
         t.row([
             s.name.clone(),
             thousands(s.calls.into()),
@@ -838,32 +1033,49 @@ fn raw_section(out: &mut String, raw: &RawSuite) {
         ]);
     }
     t.render(out, 1);
+    if let Some(d) = &raw.derived {
+        let us = |v: Option<f64>| v.map_or("–".to_owned(), |v| fmt_fixed(v, 1));
+        let _ = writeln!(
+            out,
+            "Derived: per-call floor (small-overwrite) {} µs · growth cost (append − overwrite) {} \
+             µs · flush {} µs (= {} small writes) · new-file cycle {} µs{}\n",
+            us(d.call_floor_us),
+            us(d.growth_us),
+            us(d.flush_us),
+            d.flush_in_small_writes
+                .map_or("–".to_owned(), |v| fmt_fixed(v, 0)),
+            us(d.new_file_cycle_us),
+            d.chunking
+                .iter()
+                .map(|c| format!(
+                    " · {}: the 4 KiB calls take {} as long",
+                    c.series,
+                    ratio_value(c.ratio)
+                ))
+                .collect::<String>()
+        );
+    }
 }
 
 fn verifications(out: &mut String, e: &Entry) {
     let _ = writeln!(out, "### Verifications\n");
-    match &e.doc.verifications {
-        Some(v) if v.all_passed == Some(true) && v.failures.is_empty() => {
-            out.push_str("All passed.");
+    let v = &e.doc.verifications;
+    if v.all_passed && v.failures.is_empty() {
+        out.push_str("All passed.");
+    } else {
+        let _ = write!(out, "**Not all passed** (all_passed = {}).", v.all_passed);
+        for f in &v.failures {
+            let _ = write!(out, "\n- {f}");
         }
-        Some(v) => {
-            let _ = write!(out, "**Not all passed** (all_passed = {:?}).", v.all_passed);
-            for f in &v.failures {
-                let _ = write!(
-                    out,
-                    "\n- {}",
-                    scalar_text(f).unwrap_or_else(|| f.to_string())
-                );
-            }
-        }
-        None => out.push_str("**No verifications recorded.**"),
     }
-    let console = e
-        .raw
-        .pointer("/runner/console_errors")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
+    let console = e.doc.runner.as_ref().map_or(0, |r| r.console_errors.len());
     let _ = writeln!(out, " Console errors: {console}.\n");
+    for n in &e.doc.notes {
+        let _ = writeln!(out, "- {n}");
+    }
+    if !e.doc.notes.is_empty() {
+        out.push('\n');
+    }
     let _ = writeln!(
         out,
         "A clean reopen shows the data was stored; it is not crash durability (see \
@@ -889,107 +1101,30 @@ mod tests {
         assert_eq!(split_date("2026-11-30"), None);
     }
 
-    fn sql_run(scale: f64, counters: bool) -> Value {
-        let cases: Vec<Value> = (1..=16)
-            .map(|n| {
-                let mut c = serde_json::json!({"number": n, "ms": scale * f64::from(n)});
-                if counters {
-                    c["counters"] = serde_json::json!(
-                        {"flushes": 1, "writes": 1, "bytes_written": 8192, "reads": 0});
-                }
-                c
-            })
-            .collect();
-        serde_json::json!({
-            "suite": {"phases": {"prepare_ms": 1.0, "init_ms": 2.0, "sync_ms": null,
-                                 "close_ms": 0.5, "reopen_ms": null, "verify_ms": null},
-                      "cases": cases, "total_ms": scale * 136.0, "test1_ms": scale},
-            "batch": {"phases": {}, "rows": 10000, "ms": scale * 10.0}
-        })
-    }
-
-    fn entry() -> Entry {
-        let raw = serde_json::json!({
-            "schema_version": 1,
-            "generated_at": "2026-01-01T00:00:00Z",
-            "config": {"preset": "full", "runs": 2, "suites": ["sql", "batch", "fs", "raw"],
-                       "commit": "abc"},
-            "environment": {"browser": "Chrome", "browser_version": "156.0.1",
-                            "timer_resolution_us": 5, "cross_origin_isolated": true},
-            "sql": {"suite": {"seed": 20230411, "sha256": "eeed", "scale_divisor": 1,
-                              "cases": [{"number": 1, "title": "1,000 INSERTs"}],
-                              "batch_rows": 10000},
-                    "config": {"runs": 2, "warmup": 1},
-                    "backends": [
-                        {"name": "sqlite-memvfs", "durability": "none", "persistent": false,
-                         "warmup_runs": [sql_run(100.0, false)],
-                         "runs": [sql_run(1.0, false), sql_run(1.0, false)]},
-                        {"name": "ours-memory-strict", "durability": "strict",
-                         "persistent": true, "warmup_runs": [],
-                         "runs": [sql_run(1.0, true), sql_run(1.1, true)]}]},
-            "fs": {"lifecycle": {"files": 100, "file_size_bytes": 1024, "backends": [
-                {"name": "files-opfs", "storage": "opfs-file-per-file", "durability": "d",
-                 "warmup_runs": [], "runs": [{"phases": [
-                     {"phase": "create", "ms": 200.0}, {"phase": "flush", "ms": 3.0}],
-                     "total_ms": 203.0}]}]}},
-            "raw": {"warmup_runs": [], "runs": [{"series": [
-                {"name": "new-file: create+open", "calls": 10, "bytes_per_call": 0,
-                 "stats": {"total_us": 20000.0, "mean_us": 2000.0, "p50_us": 2000.0,
-                           "p99_us": 2500.0, "first_us": 3000.0}},
-                {"name": "append+flush: flush", "calls": 10, "bytes_per_call": 0,
-                 "stats": {"total_us": 3000.0, "mean_us": 300.0}}]}]},
-            "verifications": {"all_passed": true, "failures": []},
-            "runner": {"browser_version": "chrome 156.0.8078.114", "console_errors": []}
-        });
-        Entry {
-            browser: "chromium".into(),
-            file: PathBuf::from("2026-01-01-chromium.json"),
-            doc: serde_json::from_value(raw.clone()).unwrap(),
-            raw,
-        }
-    }
-
     #[test]
-    fn report_has_every_section() {
-        let e = entry();
-        assert_eq!(e.title(), "Chromium 156.0.8078.114");
-        assert_eq!(e.short_title(), "Chromium 156");
-        let md = markdown("2026-01-01", &[e]);
-        for needle in [
-            "# Benchmark results, 2026-01-01",
-            "## Headline",
-            // ours: total median 136 × 1.05 = 142.8 over the memory reference's 136 (warm-up
-            // excluded).
-            "| Chromium 156 | ours-memory-strict | **142.80 (136.00–149.60)** | 1.05× |",
-            "| Chromium 156 | sqlite-memvfs | **136.00 (136.00–136.00)** | 1.00× |",
-            "## Chromium 156.0.8078.114",
-            "| timer_resolution_us | 5 |",
-            "| 1. 1,000 INSERTs | 1.00 (1.00–1.00) | 1.05 (1.00–1.10) |",
-            "Total ÷ sqlite-memvfs",
-            "### 10,000-row batch (one transaction)",
-            "| ours-memory-strict | strict | 10.50 (10.00–11.00) | 1.05× | – |",
-            "### Physical calls per case (our VFS)",
-            "| 1 | 1 / 1 / 8.0 KiB / 0 |",
-            "### Filesystem lifecycle: 100 files × 1.0 KiB",
-            "| create | 200.00 | 200.00 (100 × create+open) |",
-            "| create ÷ floor | 1.00× |",
-            "| flush ÷ floor | 10.00× |",
-            "### Raw OPFS per call",
-            "| new-file: create+open | 10 | – | 2,000 | 2,000 | 2,500 | 3,000 | 20.00 |",
-            "All passed. Console errors: 0.",
-        ] {
-            assert!(md.contains(needle), "missing {needle:?} in:\n{md}");
-        }
-    }
-
-    #[test]
-    fn ratios() {
-        assert_eq!(ratio_of(Some(2.0), Some(1.0)), "2.00×");
-        assert_eq!(ratio_of(Some(1.0), Some(0.0)), "–");
-        assert_eq!(ratio_of(Some(1000.0), Some(1.0)), "1,000×");
-        assert_eq!(ratio_of(Some(0.001), Some(1.0)), "0.0010×");
-        assert_eq!(ratio_of(Some(0.0), Some(1.0)), "0×");
-        assert_eq!(ratio_of(Some(0.000_01), Some(1.0)), "<0.0001×");
-        assert_eq!(ratio_of(None, Some(1.0)), "–");
+    fn ratio_cells() {
+        assert_eq!(ratio_value(2.0), "2.00×");
+        assert_eq!(ratio_value(1000.0), "1,000×");
+        assert_eq!(ratio_value(0.001), "0.0010×");
+        assert_eq!(ratio_value(0.0), "0×");
+        assert_eq!(ratio_value(0.000_01), "<0.0001×");
+        assert_eq!(ratio_value(f64::NAN), "–");
+        let r = RatioStat {
+            median: 1.02,
+            lo: Some(0.991),
+            hi: Some(1.049),
+            min: 0.9,
+            max: 1.2,
+            n: 30,
+        };
+        assert_eq!(ratio_cell(Some(&r)), "1.02× [0.99–1.05]");
+        let few = RatioStat {
+            lo: None,
+            hi: None,
+            n: 2,
+            ..r
+        };
+        assert_eq!(ratio_cell(Some(&few)), "1.02× (n=2, no interval)");
+        assert_eq!(ratio_cell(None), "–");
     }
 }

@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use serde_json::{json, Value};
+use bench_results::{RunnerRecord, Suite};
+use serde_json::Value;
 
 use crate::child::start_serve;
-use crate::doc::{suites_in, validate};
+use crate::doc::validate;
 use crate::drive::{run_browser, DriveOptions, Outcome};
 use crate::options::{target_dir, Browser, RunOptions};
 use crate::util::{fmt_elapsed, today};
@@ -54,21 +55,47 @@ impl RunSummary {
 }
 
 /// Checks an outcome: the document (see [`validate`]) and the console errors.
-pub fn check(outcome: &Outcome, requested_suites: &[String]) -> (Vec<String>, Vec<String>) {
-    let doc: Value = serde_json::from_str(&outcome.result_json).unwrap_or(Value::Null);
-    let suites = suites_in(&doc, requested_suites);
-    let (mut problems, warnings) = validate(&outcome.result_json, &suites);
+pub fn check(outcome: &Outcome, requested_suites: &[Suite]) -> (Vec<String>, Vec<String>) {
+    let v = validate(&outcome.result_json, requested_suites);
+    let mut problems = v.problems;
     for e in &outcome.console_errors {
         problems.push(format!(
             "console error: {}",
             crate::doc::scalar_text(e).unwrap_or_else(|| e.to_string())
         ));
     }
-    (problems, warnings)
+    (problems, v.warnings)
+}
+
+/// The runner's record of one browser run.
+pub fn runner_record(
+    outcome: &Outcome,
+    query: &str,
+    problems: &[String],
+    warnings: &[String],
+) -> RunnerRecord {
+    RunnerRecord {
+        tool: concat!("bench-runner ", env!("CARGO_PKG_VERSION")).to_owned(),
+        browser: outcome.browser.name().to_owned(),
+        browser_version: outcome.browser_version.clone(),
+        headless: true,
+        query: query.to_owned(),
+        elapsed_s: (outcome.elapsed.as_secs_f64() * 10.0).round() / 10.0,
+        console_errors: outcome
+            .console_errors
+            .iter()
+            .map(|e| crate::doc::scalar_text(e).unwrap_or_else(|| e.to_string()))
+            .collect(),
+        problems: problems.to_vec(),
+        warnings: warnings.to_vec(),
+        emulation: outcome.emulation.clone(),
+    }
 }
 
 /// The page's document with the runner's own record added under `runner`: the driver's
-/// browser version, the exact query, wall time, console errors and validation problems.
+/// browser version, the exact query, wall time, console errors, validation problems and any
+/// device emulation. The page's JSON is kept as it is (a value, not re-read through the
+/// schema), so a document the schema rejects is still written for inspection.
 pub fn annotate(
     outcome: &Outcome,
     query: &str,
@@ -77,23 +104,22 @@ pub fn annotate(
 ) -> Result<String> {
     let mut doc: Value = serde_json::from_str(&outcome.result_json)
         .context(format!("{}: the result is not JSON", outcome.browser))?;
+    let record = serde_json::to_value(runner_record(outcome, query, problems, warnings))
+        .context("serializing the runner record")?;
     if let Value::Object(m) = &mut doc {
-        m.insert(
-            "runner".to_owned(),
-            json!({
-                "tool": concat!("bench-runner ", env!("CARGO_PKG_VERSION")),
-                "browser": outcome.browser.name(),
-                "browser_version": outcome.browser_version,
-                "headless": true,
-                "query": query,
-                "elapsed_s": (outcome.elapsed.as_secs_f64() * 10.0).round() / 10.0,
-                "console_errors": outcome.console_errors,
-                "problems": problems,
-                "warnings": warnings,
-            }),
-        );
+        m.insert("runner".to_owned(), record);
     }
     serde_json::to_string_pretty(&doc).context("serializing the result")
+}
+
+/// `chromium`, `firefox`, or `chromium-phone-emulation`: the name a browser's result file
+/// carries after its date.
+pub fn result_name(browser: Browser, emulated: bool) -> String {
+    if emulated {
+        format!("{}-phone-emulation", browser.name())
+    } else {
+        browser.name().to_owned()
+    }
 }
 
 /// Runs everything `opts` asks for. Browser failures are recorded, not returned: the other
@@ -106,7 +132,12 @@ pub async fn run(opts: &RunOptions) -> Result<RunSummary> {
     let server = start_serve(&opts.source, &opts.root, &log_dir)?;
     eprintln!("[bench-runner] page at {}", server.url);
     let query = opts.page.query();
-    let requested = opts.page.requested_suites();
+    let requested: Vec<Suite> = opts
+        .page
+        .requested_suites()
+        .iter()
+        .filter_map(|s| Suite::parse(s))
+        .collect();
     let mut browsers = Vec::new();
     for &browser in &opts.browsers {
         let started = Instant::now();
@@ -120,6 +151,7 @@ pub async fn run(opts: &RunOptions) -> Result<RunSummary> {
             screenshot: opts.screenshot_path(browser, &date),
             log_dir: log_dir.clone(),
             verbose: true,
+            emulate_phone: opts.emulate_phone.filter(|_| browser == Browser::Chromium),
         };
         let mut run = BrowserRun {
             browser,
@@ -135,7 +167,8 @@ pub async fn run(opts: &RunOptions) -> Result<RunSummary> {
                 run.problems = problems;
                 run.warnings = warnings;
                 if opts.write_results {
-                    let path = opts.out_dir.join(format!("{date}-{}.json", browser.name()));
+                    let name = result_name(browser, outcome.emulation.is_some());
+                    let path = opts.out_dir.join(format!("{date}-{name}.json"));
                     let written = annotate(&outcome, &query, &run.problems, &run.warnings)
                         .and_then(|text| {
                             std::fs::create_dir_all(&opts.out_dir)

@@ -1,15 +1,11 @@
 //! Small helpers: dates, the source commit, durations, number formatting.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Civil date (UTC) of `t` as `YYYY-MM-DD`.
 pub fn utc_date(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX);
-    let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}")
+    bench_results::env::civil_date(t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()))
 }
 
 /// Today's date (UTC), as used in result file names.
@@ -17,42 +13,10 @@ pub fn today() -> String {
     utc_date(SystemTime::now())
 }
 
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
-/// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097); // [0, 146096]
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365]
-    let mp = (5 * doy + 2) / 153; // [0, 11]
-    let d = doy - (153 * mp + 2) / 5 + 1; // [1, 31]
-    let m = if mp < 10 { mp + 3 } else { mp - 9 }; // [1, 12]
-    let to_u32 = |v: i64| u32::try_from(v).unwrap_or(0);
-    (if m <= 2 { y + 1 } else { y }, to_u32(m), to_u32(d))
-}
-
 /// The source commit of the work tree at `root` (12 hex digits, `-dirty` if `git status`
 /// shows changes), or `None` outside a git checkout.
 pub fn source_commit(root: &Path) -> Option<String> {
-    let git = |args: &[&str]| -> Option<String> {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(root)
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
-    };
-    let commit = git(&["rev-parse", "--short=12", "HEAD"])?;
-    let dirty = git(&["status", "--porcelain"]).is_some_and(|s| !s.is_empty());
-    Some(if dirty {
-        format!("{commit}-dirty")
-    } else {
-        commit
-    })
+    bench_results::env::source_commit(root)
 }
 
 /// `83.4 s` → `"1m23s"`; below a minute `"42.0s"`.
@@ -67,18 +31,7 @@ pub fn fmt_elapsed(d: Duration) -> String {
     }
 }
 
-/// Digits of a non-negative integer with thousands separators: `12345` → `"12,345"`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use bench_results::thousands;
 
 /// A millisecond value for tables: two decimals with thousands separators (`2,026.98`);
 /// positive values below 0.005 print as `<0.01`, non-finite ones as `n/a`.

@@ -1,42 +1,65 @@
-//! End-to-end: the built page, served by the real serve binary, runs its quick preset in headless
-//! Chromium and Firefox; the result JSON must validate (schema version, every verification
-//! passed, results from every suite) and the page must log no console errors. A screenshot of
-//! each browser's results view is saved to `target/e2e/<browser>-results.png`, with the result
-//! JSON (`target/e2e/<date>-<browser>.json`) and the Markdown report rendered from it
-//! (`target/e2e/report.md`).
+//! End-to-end: the built page, served by the real serve binary, in headless Chromium and
+//! Firefox.
 //!
-//! `#[ignore]`d: it needs the built page and the browsers, so plain `cargo test --workspace` does
-//! not run it. `scripts/test.sh` runs it as its own gate after building the page
+//! 1. [`quick_preset_in_chromium_and_firefox`]: the quick preset (every suite, six rounds);
+//!    the result must validate against the schema (`bench_runner::doc::validate`: version,
+//!    every verification passed, samples from every suite, rounds consistent, summaries,
+//!    intervals, goal verdicts following the rule) and the page must log no console errors;
+//!    then the Markdown report is rendered from the JSON. A screenshot of each browser's
+//!    results view goes to `target/e2e/<browser>-results.png`, with the result JSON
+//!    (`target/e2e/<date>-<browser>.json`) and the report (`target/e2e/report.md`).
+//! 2. [`peer_hook_with_a_fake_peer_module`]: the same page served from a copy of the build
+//!    with the TEST FIXTURE `tests/fixtures/fake-peer/index.js` as `peers/index.js` (it runs
+//!    nothing and returns fixed-shaped timings); SQL and batch only. The fake peer must be in
+//!    the page's backend selector, run in every round of the shuffled orders beside ours, get
+//!    its metadata, ratios and goals; an unavailable fake is listed with its reason and never
+//!    run; a fake that throws in its second round is recorded as failed with its message, its
+//!    first round kept, and the run goes on. The fixture is never copied into the page itself.
+//!
+//! `#[ignore]`d: they need the built page and the browsers, so plain `cargo test --workspace`
+//! does not run them. `scripts/test.sh` runs them as their own gate after building the page
 //! (`web/build.sh`) and the serve binary: `cargo test -p bench-runner --test e2e -- --ignored`.
-//! Every missing piece is a failure. It never builds anything itself (a nested cargo would wait
-//! forever on the lock held by the `cargo test` running it).
+//! Every missing piece is a failure. They never build anything themselves (a nested cargo
+//! would wait forever on the lock held by the `cargo test` running them).
 //!
 //! Environment:
 //! - `E2E_SERVE_BIN`: the serve binary (default: `target/release/serve`, else `target/debug/serve`).
 //! - `E2E_PAGE_DIR`: the built page (default: `web/dist`).
 //! - `E2E_BROWSERS`: `chromium,firefox` (default: both).
-//! - `E2E_TIMEOUT_SECS`: per browser (default: 240).
+//! - `E2E_TIMEOUT_SECS`: per browser (default: 400).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use bench_results::goals::Verdict;
+use bench_results::{Document, Suite};
 use bench_runner::child::start_serve;
-use bench_runner::drive::{run_browser, DriveOptions};
+use bench_runner::drive::{run_browser, DriveOptions, Outcome};
 use bench_runner::options::{
-    built_serve, target_dir, workspace_root, Browser, PageParams, PageSource, Preset, Tools, SUITES,
+    built_serve, target_dir, workspace_root, Browser, PageParams, PageSource, Preset, Tools,
 };
 use bench_runner::report::write_report;
 use bench_runner::run::{annotate, check};
 use bench_runner::util::{source_commit, today};
 
-#[test]
-#[ignore = "needs the built page and both browsers: scripts/test.sh runs it with --ignored"]
-fn quick_preset_in_chromium_and_firefox() {
-    let started = Instant::now();
+/// Rounds of the quick preset (web's `Preset::Quick`).
+const QUICK_ROUNDS: usize = 6;
+
+/// What both tests need.
+struct Setup {
+    root: PathBuf,
+    out: PathBuf,
+    page_dir: PathBuf,
+    serve_bin: PathBuf,
+    browsers: Vec<Browser>,
+    timeout: Duration,
+    tools: Tools,
+}
+
+fn setup() -> Setup {
     let root = workspace_root();
     let out = target_dir(&root).join("e2e");
     std::fs::create_dir_all(&out).unwrap();
-
     let page_dir = std::env::var_os("E2E_PAGE_DIR")
         .map_or_else(|| root.join("web").join("dist"), PathBuf::from);
     assert!(
@@ -62,7 +85,7 @@ fn quick_preset_in_chromium_and_firefox() {
         std::env::var("E2E_TIMEOUT_SECS")
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or(240),
+            .unwrap_or(400),
     );
     let tools = Tools::default();
     for (what, path) in [
@@ -77,90 +100,384 @@ fn quick_preset_in_chromium_and_firefox() {
             path.display()
         );
     }
+    Setup {
+        root,
+        out,
+        page_dir,
+        serve_bin,
+        browsers,
+        timeout,
+        tools,
+    }
+}
 
-    let suites: Vec<String> = SUITES.iter().map(|s| (*s).to_owned()).collect();
-    let params = PageParams {
-        suites: Some(suites.clone()),
-        commit: source_commit(&root),
-        ..PageParams::preset(Preset::Quick)
-    };
-    let date = today();
+/// Serves `page_dir` and runs `params` in every browser of `s`; returns the outcomes.
+fn run_all(
+    s: &Setup,
+    page_dir: &Path,
+    params: &PageParams,
+    tag: &str,
+) -> Vec<(Browser, Result<Outcome, String>)> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let mut failures: Vec<String> = Vec::new();
-    let mut written = Vec::new();
     rt.block_on(async {
         let server = start_serve(
             &PageSource::Serve {
-                bin: Some(serve_bin),
-                dir: page_dir,
+                bin: Some(s.serve_bin.clone()),
+                dir: page_dir.to_path_buf(),
             },
-            &root,
-            &out,
+            &s.root,
+            &s.out,
         )
         .expect("e2e: starting serve");
-        for &browser in &browsers {
+        let mut outcomes = Vec::new();
+        for &browser in &s.browsers {
             let t = Instant::now();
             let opts = DriveOptions {
                 browser,
-                tools: tools.clone(),
+                tools: s.tools.clone(),
                 page_url: server.url.clone(),
                 params: params.clone(),
-                timeout,
+                timeout: s.timeout,
                 window: (1280, 1600),
-                screenshot: Some(out.join(format!("{}-results.png", browser.name()))),
-                log_dir: out.clone(),
+                screenshot: Some(s.out.join(format!("{}-{tag}.png", browser.name()))),
+                log_dir: s.out.clone(),
                 verbose: true,
+                emulate_phone: None,
             };
-            let outcome = match run_browser(&opts).await {
-                Ok(o) => o,
-                Err(e) => {
-                    failures.push(format!("{browser}: {e}"));
-                    continue;
-                }
-            };
-            let (problems, warnings) = check(&outcome, &suites);
-            for w in &warnings {
-                eprintln!("e2e: {browser}: warning: {w}");
+            let outcome = run_browser(&opts).await.map_err(|e| e.to_string());
+            eprintln!(
+                "e2e {tag}: {browser}: page finished in {:.1} s",
+                t.elapsed().as_secs_f64()
+            );
+            outcomes.push((browser, outcome));
+        }
+        outcomes
+    })
+}
+
+#[test]
+#[ignore = "needs the built page and both browsers: scripts/test.sh runs it with --ignored"]
+fn quick_preset_in_chromium_and_firefox() {
+    let started = Instant::now();
+    let s = setup();
+    let suites: Vec<String> = Suite::ALL.iter().map(|s| s.as_str().to_owned()).collect();
+    let params = PageParams {
+        suites: Some(suites),
+        commit: source_commit(&s.root),
+        ..PageParams::preset(Preset::Quick)
+    };
+    let date = today();
+    let mut failures: Vec<String> = Vec::new();
+    let mut written = Vec::new();
+    for (browser, outcome) in run_all(&s, &s.page_dir, &params, "results") {
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{browser}: {e}"));
+                continue;
             }
-            let json = out.join(format!("{date}-{}.json", browser.name()));
-            let text = annotate(&outcome, &params.query(), &problems, &warnings).unwrap();
-            std::fs::write(&json, text).unwrap();
-            written.push(json);
-            failures.extend(problems.iter().map(|p| format!("{browser}: {p}")));
-            let shot = outcome.screenshot.as_ref().expect("screenshot path");
-            let size = std::fs::metadata(shot).map_or(0, |m| m.len());
-            if size < 1000 {
+        };
+        let (problems, warnings) = check(&outcome, &Suite::ALL);
+        for w in &warnings {
+            eprintln!("e2e: {browser}: warning: {w}");
+        }
+        failures.extend(problems.iter().map(|p| format!("{browser}: {p}")));
+        let json = s.out.join(format!("{date}-{}.json", browser.name()));
+        std::fs::write(
+            &json,
+            annotate(&outcome, &params.query(), &problems, &warnings).unwrap(),
+        )
+        .unwrap();
+        written.push(json);
+
+        // What the schema promises, beyond validation.
+        let doc = Document::from_json(&outcome.result_json).unwrap();
+        let sql = doc.sql.as_ref().expect("sql section");
+        let ours = [
+            "sqlite-memvfs",
+            "sahpool",
+            "ours-disk-strict",
+            "ours-disk-relaxed",
+            "ours-disk-balanced",
+            "ours-memory-strict",
+            "ours-memory-relaxed",
+            "ours-memory-balanced",
+        ];
+        for name in ours {
+            if sql.backend(name).is_none() {
+                failures.push(format!("{browser}: sql backend {name} missing"));
+            }
+            if !outcome.backend_choices.iter().any(|c| c == name) {
                 failures.push(format!(
-                    "{browser}: screenshot {} is {size} bytes",
-                    shot.display()
+                    "{browser}: {name} not in the page's backend selector"
                 ));
             }
-            eprintln!(
-                "e2e: {browser}: {} in {:.1} s; screenshot {}",
-                if problems.is_empty() { "ok" } else { "FAILED" },
-                t.elapsed().as_secs_f64(),
-                shot.display()
-            );
         }
-    });
-
+        for b in &sql.backends {
+            if !ours.contains(&b.meta.name.as_str()) && !b.meta.is_peer() && !b.meta.is_reference()
+            {
+                failures.push(format!("{browser}: unexpected backend {}", b.meta.name));
+            }
+        }
+        let orders: std::collections::BTreeSet<&Vec<String>> =
+            sql.rounds.iter().map(|r| &r.order).collect();
+        if sql.rounds.len() != QUICK_ROUNDS || orders.len() < 2 {
+            failures.push(format!(
+                "{browser}: expected {QUICK_ROUNDS} rounds in shuffled orders, got {:?}",
+                sql.rounds
+            ));
+        }
+        let with_interval = sql
+            .backends
+            .iter()
+            .filter(|b| {
+                b.ratios
+                    .as_ref()
+                    .and_then(|r| r.total)
+                    .and_then(|t| t.lo)
+                    .is_some()
+            })
+            .count();
+        if with_interval + 1 < sql.backends.len() {
+            failures.push(format!(
+                "{browser}: only {with_interval} backends have an interval on the total ratio"
+            ));
+        }
+        if !sql.goals.iter().any(|g| g.goal == "total-balanced") {
+            failures.push(format!("{browser}: no total-balanced goal checked"));
+        }
+        if doc
+            .fs
+            .as_ref()
+            .is_none_or(|f| f.rounds.len() != QUICK_ROUNDS || f.floors.is_empty())
+        {
+            failures.push(format!("{browser}: fs rounds or floors missing"));
+        }
+        let shot = outcome.screenshot.as_ref().expect("screenshot path");
+        let size = std::fs::metadata(shot).map_or(0, |m| m.len());
+        if size < 1000 {
+            failures.push(format!(
+                "{browser}: screenshot {} is {size} bytes",
+                shot.display()
+            ));
+        }
+    }
     if !written.is_empty() {
-        match write_report(&out, &date, &written, Some(&out.join("report.md"))) {
-            Ok((path, _)) => eprintln!("e2e: report {}", path.display()),
+        match write_report(&s.out, &date, &written, Some(&s.out.join("report.md"))) {
+            Ok((path, text)) => {
+                eprintln!("e2e: report {}", path.display());
+                for needle in [
+                    "## Headline",
+                    "÷ memory [95 %]",
+                    "## Goals",
+                    "### Raw OPFS per call",
+                ] {
+                    if !text.contains(needle) {
+                        failures.push(format!("report: no {needle:?}"));
+                    }
+                }
+            }
             Err(e) => failures.push(format!("report: {e}")),
         }
     }
     eprintln!(
         "e2e: {} browser(s) in {:.1} s",
-        browsers.len(),
+        s.browsers.len(),
         started.elapsed().as_secs_f64()
     );
     assert!(
         failures.is_empty(),
         "e2e failed:\n  - {}",
+        failures.join("\n  - ")
+    );
+}
+
+/// Copies `from` into `to` recursively.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs the built page and both browsers: scripts/test.sh runs it with --ignored"]
+fn peer_hook_with_a_fake_peer_module() {
+    let s = setup();
+    // A copy of the built page with the fixture as its peer module (replacing any real one).
+    let site = tempfile::Builder::new()
+        .prefix("e2e-fake-peer-")
+        .tempdir()
+        .unwrap();
+    copy_dir(&s.page_dir, site.path());
+    let peers = site.path().join("peers");
+    let _ = std::fs::remove_dir_all(&peers);
+    std::fs::create_dir_all(&peers).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-peer/index.js"),
+        peers.join("index.js"),
+    )
+    .unwrap();
+
+    let params = PageParams {
+        suites: Some(vec!["sql".into(), "batch".into()]),
+        backends: Some(vec![
+            "sqlite-memvfs".into(),
+            "ours-memory-strict".into(),
+            "fake-".into(),
+        ]),
+        commit: source_commit(&s.root),
+        ..PageParams::preset(Preset::Quick)
+    };
+    let mut failures: Vec<String> = Vec::new();
+    for (browser, outcome) in run_all(&s, site.path(), &params, "fake-peer") {
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{browser}: {e}"));
+                continue;
+            }
+        };
+        let mut fail = |m: String| failures.push(format!("{browser}: {m}"));
+        for name in ["fake-peer", "fake-unavailable", "fake-throws"] {
+            if !outcome.backend_choices.iter().any(|c| c == name) {
+                fail(format!("{name} not in the page's backend selector"));
+            }
+        }
+        // The only problem allowed is the fixture's deliberate throw.
+        let (problems, _) = check(&outcome, &[Suite::Sql, Suite::Batch]);
+        let unexpected: Vec<&String> = problems
+            .iter()
+            .filter(|p| !p.contains("fake-throws") && !p.contains("all_passed is false"))
+            .collect();
+        if !unexpected.is_empty() {
+            fail(format!("unexpected problems: {unexpected:?}"));
+        }
+        if !problems.iter().any(|p| p.contains("thrown on purpose")) {
+            fail(format!("the throw was not recorded: {problems:?}"));
+        }
+        std::fs::write(
+            s.out.join(format!("fake-peer-{}.json", browser.name())),
+            &outcome.result_json,
+        )
+        .unwrap();
+        let doc = match Document::from_json(&outcome.result_json) {
+            Ok(d) => d,
+            Err(e) => {
+                fail(format!("result does not load: {e}"));
+                continue;
+            }
+        };
+        let Some(sql) = &doc.sql else {
+            fail("no sql section".into());
+            continue;
+        };
+        let names: Vec<&str> = sql.backends.iter().map(|b| b.meta.name.as_str()).collect();
+        if names
+            != [
+                "sqlite-memvfs",
+                "ours-memory-strict",
+                "fake-peer",
+                "fake-unavailable",
+                "fake-throws",
+            ]
+        {
+            fail(format!("backends {names:?}"));
+        }
+        if let Some(p) = sql.backend("fake-peer") {
+            if p.meta.package.as_deref() != Some("fake-peer-fixture")
+                || p.meta.reference.as_deref() != Some("sqlite-memvfs")
+                || !p.meta.is_peer()
+            {
+                fail(format!("fake-peer metadata {:?}", p.meta));
+            }
+            if p.runs.len() != QUICK_ROUNDS || p.error.is_some() {
+                fail(format!(
+                    "fake-peer: {} runs, error {:?}",
+                    p.runs.len(),
+                    p.error
+                ));
+            }
+            // Its fixed timings come through unchanged: case n takes 1 + n/100 ms.
+            let case16 = p.runs.first().and_then(|r| r.suite.as_ref()?.case_ms(16));
+            if case16.is_none_or(|ms| (ms - 1.16).abs() > 1e-9) {
+                fail(format!("fake-peer case 16 took {case16:?}"));
+            }
+            let batch = p.runs.first().and_then(|r| r.batch.as_ref()).map(|b| b.ms);
+            if batch != Some(3.5) {
+                fail(format!("fake-peer batch {batch:?}"));
+            }
+            if p.ratios.as_ref().and_then(|r| r.total).is_none() {
+                fail("fake-peer has no paired ratio".into());
+            }
+            if !sql
+                .goals
+                .iter()
+                .any(|g| g.goal == "peer-per-case" && g.backend == "fake-peer")
+            {
+                fail("no peer goal for fake-peer".into());
+            }
+            // Time runs nothing in the fixture: the goals it gets are whatever the intervals say.
+            let decided = sql
+                .goals
+                .iter()
+                .filter(|g| g.backend == "fake-peer" && g.verdict != Verdict::Undecided)
+                .count();
+            eprintln!("e2e fake-peer: {browser}: {decided} decided peer goals (fixture timings)");
+        } else {
+            fail("fake-peer missing".into());
+        }
+        // It ran in every round, in the shuffled orders beside ours.
+        if sql.rounds.len() != QUICK_ROUNDS
+            || !sql
+                .rounds
+                .iter()
+                .all(|r| r.order.iter().any(|n| n == "fake-peer"))
+        {
+            fail(format!("rounds {:?}", sql.rounds));
+        }
+        match sql.backend("fake-unavailable") {
+            Some(u)
+                if u.meta.skipped.as_deref() == Some("test fixture: never available")
+                    && u.runs.is_empty() => {}
+            other => fail(format!("fake-unavailable: {other:?}")),
+        }
+        match sql.backend("fake-throws") {
+            Some(t)
+                if t.runs.len() == 1
+                    && t.error.as_deref().is_some_and(|e| e.contains("round 2")) => {}
+            other => fail(format!(
+                "fake-throws: {:?}",
+                other.map(|t| (&t.error, t.runs.len()))
+            )),
+        }
+        if sql
+            .rounds
+            .iter()
+            .skip(2)
+            .any(|r| r.order.iter().any(|n| n == "fake-throws"))
+        {
+            fail("fake-throws ran after it failed".into());
+        }
+        if sql
+            .backend("ours-memory-strict")
+            .is_none_or(|b| b.runs.len() != QUICK_ROUNDS || b.error.is_some())
+        {
+            fail("ours-memory-strict did not run on after the peer failed".into());
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "e2e fake peer failed:\n  - {}",
         failures.join("\n  - ")
     );
 }

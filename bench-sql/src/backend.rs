@@ -16,9 +16,9 @@
 //! workload itself is synchronous `rusqlite` on the returned connection, in the browser too
 //! (OPFS sync access handles). Everything is single-threaded: futures are not `Send`.
 
+use bench_results::sql::{BackendMeta, Engine, PhysicalCounters};
 use rusqlite::Connection;
 
-use crate::result::PhysicalCounters;
 use crate::BenchError;
 
 /// File name of the database inside a backend's storage.
@@ -49,6 +49,59 @@ pub mod durability {
     /// `xSync` SQLite issues is an OPFS `flush()` before `COMMIT` returns.
     pub const FLUSH_PER_SYNC: &str =
         "power-loss safe: OPFS flush on every xSync (synchronous=FULL)";
+}
+
+/// The settings behind every connection's durability: [`PRAGMAS`], as free text.
+pub const PRAGMA_SETTINGS: &str = "journal_mode=delete, synchronous=full";
+
+/// Version of the workspace crates (ours: `opfs-vfs` has the same workspace version).
+pub const OURS_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Package and version of the dependencies that implement the baselines, as in `Cargo.lock`
+/// (a test checks them against it).
+pub mod packages {
+    /// Our engine.
+    pub const OURS: &str = "opfs-vfs";
+    /// The sahpool VFS.
+    pub const SQLITE_WASM_VFS: (&str, &str) = ("sqlite-wasm-vfs", "0.3.0");
+    /// SQLite for wasm and its memory VFS.
+    pub const SQLITE_WASM_RS: (&str, &str) = ("sqlite-wasm-rs", "0.6.3");
+    /// rusqlite (natively: SQLite's own `:memory:` and unix VFS, bundled).
+    pub const RUSQLITE: (&str, &str) = ("rusqlite", "0.43.0");
+}
+
+/// [`BackendMeta`] from the trait's name, durability and persistence, with the memory
+/// reference `reference` (SQLite engine); backends add package, version and settings.
+pub fn base_meta(b: &impl SqlBackend, reference: &str) -> BackendMeta {
+    BackendMeta {
+        name: b.name(),
+        engine: Engine::Sqlite,
+        reference: Some(reference.to_owned()),
+        package: None,
+        version: None,
+        durability: b.durability().to_owned(),
+        durability_settings: Some(PRAGMA_SETTINGS.to_owned()),
+        persistent: b.persistent(),
+        skipped: None,
+    }
+}
+
+/// The [`BackendMeta`] of our VFS in one configuration.
+pub fn ours_meta(
+    b: &impl SqlBackend,
+    reference: &str,
+    mode: opfs_vfs::BufferMode,
+    level: opfs_vfs::Durability,
+) -> BackendMeta {
+    BackendMeta {
+        package: Some(packages::OURS.to_owned()),
+        version: Some(OURS_VERSION.to_owned()),
+        durability_settings: Some(format!(
+            "{PRAGMA_SETTINGS}; batch-atomic commits (one volume commit per transaction); \
+             Durability::{level:?}, BufferMode::{mode:?}"
+        )),
+        ..base_meta(b, reference)
+    }
 }
 
 /// Name of our VFS in one configuration: `ours-<buffer mode>-<durability>`, lower case
@@ -98,6 +151,9 @@ pub trait SqlBackend {
     /// Whether the database outlives its connection. If not, `sync` and `reopen` are not
     /// applicable and are skipped.
     fn persistent(&self) -> bool;
+
+    /// Everything a result records about this backend ([`base_meta`], [`ours_meta`]).
+    fn meta(&self) -> BackendMeta;
 
     /// Wipes and sets up a fresh state (timed as preparation).
     async fn prepare(&mut self) -> Result<(), BenchError>;
@@ -150,6 +206,9 @@ macro_rules! delegate_sql_backend {
             fn persistent(&self) -> bool {
                 match self { $($enum::$variant(b) => b.persistent()),+ }
             }
+            fn meta(&self) -> bench_results::sql::BackendMeta {
+                match self { $($enum::$variant(b) => b.meta()),+ }
+            }
             async fn prepare(&mut self) -> Result<(), $crate::BenchError> {
                 match self { $($enum::$variant(b) => b.prepare().await),+ }
             }
@@ -168,10 +227,34 @@ macro_rules! delegate_sql_backend {
             async fn cleanup(&mut self) -> Result<(), $crate::BenchError> {
                 match self { $($enum::$variant(b) => b.cleanup().await),+ }
             }
-            fn counters(&self) -> Option<$crate::result::PhysicalCounters> {
+            fn counters(&self) -> Option<bench_results::sql::PhysicalCounters> {
                 match self { $($enum::$variant(b) => b.counters()),+ }
             }
         }
     };
 }
 pub(crate) use delegate_sql_backend;
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::packages;
+
+    /// The versions recorded with results are the ones `Cargo.lock` builds.
+    #[test]
+    fn package_versions_match_the_lock_file() {
+        let lock =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.lock")).unwrap();
+        for (name, version) in [
+            packages::SQLITE_WASM_VFS,
+            packages::SQLITE_WASM_RS,
+            packages::RUSQLITE,
+        ] {
+            let entry = format!("name = \"{name}\"\nversion = \"{version}\"");
+            assert!(lock.contains(&entry), "Cargo.lock has no {name} {version}");
+        }
+        assert!(lock.contains(&format!(
+            "name = \"opfs-vfs\"\nversion = \"{}\"",
+            super::OURS_VERSION
+        )));
+    }
+}

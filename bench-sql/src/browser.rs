@@ -38,15 +38,19 @@ use opfs_vfs::sqlite::{self, SharedVolume, VfsHandle};
 use opfs_vfs::storage::{OpfsStorage, StorageError};
 use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
 
-use crate::backend::{apply_pragmas, durability, ours_durability, ours_name, SqlBackend, DB_NAME};
-use crate::batch::{Batch, BATCH_ROWS};
-use crate::result::{
-    BackendResult, BenchResult, CaseInfo, Config, Environment, PhysicalCounters, RunSample,
-    SuiteInfo, SCHEMA_VERSION,
+use bench_results::sql::{BackendMeta, PhysicalCounters, SqlSection};
+use bench_results::Environment;
+
+use crate::backend::{
+    apply_pragmas, base_meta, durability, ours_durability, ours_meta, ours_name, packages,
+    SqlBackend, DB_NAME, PRAGMA_SETTINGS,
 };
-use crate::runner::{run_batch, run_suite};
-use crate::sql::{Suite, DEFAULT_SEED};
+use crate::runner::{run_rounds, Ours, Plan, Progress};
+use crate::sql::DEFAULT_SEED;
 use crate::BenchError;
+
+/// The browser memory reference's backend name ([`MemvfsBackend`]).
+pub const MEMVFS_NAME: &str = "sqlite-memvfs";
 
 // ----------------------------------------------------------------------------------------
 // Shared helpers
@@ -223,6 +227,10 @@ impl SqlBackend for OursOpfsBackend {
         true
     }
 
+    fn meta(&self) -> BackendMeta {
+        ours_meta(self, MEMVFS_NAME, self.buffer_mode, self.durability)
+    }
+
     /// A new directory name; removes it (and the previous run's, if cleanup did not run) so that
     /// the volume starts empty.
     async fn prepare(&mut self) -> Result<(), BenchError> {
@@ -357,6 +365,17 @@ impl SqlBackend for SahpoolBackend {
         true
     }
 
+    fn meta(&self) -> BackendMeta {
+        BackendMeta {
+            package: Some(packages::SQLITE_WASM_VFS.0.to_owned()),
+            version: Some(packages::SQLITE_WASM_VFS.1.to_owned()),
+            durability_settings: Some(format!(
+                "{PRAGMA_SETTINGS}; OPFS flush() on every xSync; a pool of pre-opened OPFS files"
+            )),
+            ..base_meta(self, MEMVFS_NAME)
+        }
+    }
+
     async fn prepare(&mut self) -> Result<(), BenchError> {
         self.uninstall()?;
         if let Some(old) = self.dir.take() {
@@ -451,7 +470,7 @@ impl MemvfsBackend {
 
 impl SqlBackend for MemvfsBackend {
     fn name(&self) -> String {
-        "sqlite-memvfs".to_owned()
+        MEMVFS_NAME.to_owned()
     }
 
     fn durability(&self) -> &'static str {
@@ -460,6 +479,17 @@ impl SqlBackend for MemvfsBackend {
 
     fn persistent(&self) -> bool {
         false
+    }
+
+    fn meta(&self) -> BackendMeta {
+        BackendMeta {
+            package: Some(packages::SQLITE_WASM_RS.0.to_owned()),
+            version: Some(packages::SQLITE_WASM_RS.1.to_owned()),
+            durability_settings: Some(format!(
+                "{PRAGMA_SETTINGS}; database and journal in the worker's memory"
+            )),
+            ..base_meta(self, MEMVFS_NAME)
+        }
     }
 
     async fn prepare(&mut self) -> Result<(), BenchError> {
@@ -667,9 +697,21 @@ pub fn refine_with_brands(
     (name, version)
 }
 
-/// The environment of this worker: user agent, browser and version, platform,
-/// `hardwareConcurrency`, timer resolution (measured here), `crossOriginIsolated`,
-/// `navigator.storage.estimate()`, SQLite version, and `commit` as given by the caller.
+/// `navigator.storage.persisted()`, where the worker has it.
+async fn storage_persisted() -> Option<bool> {
+    let storage = global_get(&["navigator", "storage"])?;
+    let method: Function = Reflect::get(&storage, &JsValue::from_str("persisted"))
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let promise: Promise = method.call0(&storage).ok()?.dyn_into().ok()?;
+    JsFuture::from(promise).await.ok()?.as_bool()
+}
+
+/// The environment of this worker, the one record every browser result holds: user agent,
+/// browser and version, OS, `hardwareConcurrency`, `deviceMemory`, timer resolution (measured
+/// here), `crossOriginIsolated`, `isSecureContext`, OPFS present, `navigator.storage`
+/// estimate and persistence, SQLite version, and `commit` as given by the caller.
 pub async fn environment(commit: Option<String>) -> Environment {
     let string = |path: &[&str]| global_get(path).and_then(|v| v.as_string());
     let user_agent = string(&["navigator", "userAgent"]);
@@ -681,7 +723,7 @@ pub async fn environment(commit: Option<String>) -> Environment {
     let os = string(&["navigator", "userAgentData", "platform"])
         .filter(|p| !p.is_empty())
         .or_else(|| string(&["navigator", "platform"]))
-        .unwrap_or_default();
+        .filter(|p| !p.is_empty());
     let cpu_count = global_get(&["navigator", "hardwareConcurrency"])
         .and_then(|v| v.as_f64())
         .and_then(|n| {
@@ -690,27 +732,32 @@ pub async fn environment(commit: Option<String>) -> Environment {
             let n_u32 = n as u32;
             (n >= 1.0 && n <= f64::from(u32::MAX) && f64::from(n_u32) == n).then_some(n_u32)
         });
-    let cross_origin_isolated = global_get(&["crossOriginIsolated"]).and_then(|v| v.as_bool());
+    let flag = |path: &[&str]| global_get(path).and_then(|v| v.as_bool());
     let estimate = OpfsStorage::estimate().await.ok();
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let started_unix_s = Some((js_sys::Date::now() / 1e3) as u64);
     Environment {
-        platform: "browser".to_owned(),
+        runtime: Some("browser".to_owned()),
         os,
-        arch: "wasm32".to_owned(),
+        arch: Some("wasm32".to_owned()),
         cpu_count,
-        cpu_model: None,
-        sqlite_version: rusqlite::version().to_owned(),
-        rustc: None,
+        device_memory_gb: global_get(&["navigator", "deviceMemory"]).and_then(|v| v.as_f64()),
+        sqlite_version: Some(rusqlite::version().to_owned()),
         commit,
         user_agent,
         browser,
         browser_version,
         timer_resolution_us: timer_resolution_us(),
-        cross_origin_isolated,
+        cross_origin_isolated: flag(&["crossOriginIsolated"]),
+        secure_context: flag(&["isSecureContext"]),
+        opfs_available: Some(
+            global_get(&["navigator", "storage", "getDirectory"]).is_some_and(|f| f.is_function()),
+        ),
         storage_usage_bytes: estimate.and_then(|e| e.usage_bytes),
         storage_quota_bytes: estimate.and_then(|e| e.quota_bytes),
+        storage_persisted: storage_persisted().await,
         started_unix_s,
+        ..Environment::default()
     }
 }
 
@@ -719,15 +766,17 @@ pub async fn environment(commit: Option<String>) -> Environment {
 // ----------------------------------------------------------------------------------------
 
 /// What [`run_browser`] runs. `Default`: the full-size suite and batch, 1 warm-up and 5
-/// measured runs, every backend, OPFS root `bench-sql`.
+/// measured rounds, every backend, OPFS root `bench-sql`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BrowserConfig {
-    /// Measured runs per backend (at least 1).
+    /// Measured rounds (at least 1).
     pub runs: u32,
-    /// Warm-up runs per backend, excluded from statistics (kept in the result).
+    /// Warm-up rounds, excluded from statistics (kept in the result).
     pub warmup: u32,
     /// PRNG seed of the suite and the batch.
     pub seed: u64,
+    /// Seed of the round orders.
+    pub order_seed: u64,
     /// Divide every count by this (1 = full size; anything else is a smoke run, marked so in
     /// the result).
     pub scale: u32,
@@ -746,6 +795,7 @@ impl Default for BrowserConfig {
             runs: 5,
             warmup: 1,
             seed: DEFAULT_SEED,
+            order_seed: bench_results::stats::ORDER_SEED,
             scale: 1,
             backends: Vec::new(),
             opfs_root: "bench-sql".to_owned(),
@@ -754,78 +804,30 @@ impl Default for BrowserConfig {
     }
 }
 
-/// Which workload a [`Progress`] report is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Workload {
-    /// The 16 cases.
-    Suite,
-    /// The batch transaction.
-    Batch,
-}
-
-/// A progress report of [`run_browser`], sent before and after each workload run.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Progress {
-    /// Workload runs finished so far (this one included once `ms` is `Some`).
-    pub done: u32,
-    /// Workload runs in all: backends × (warm-up + measured runs) × 2.
-    pub total: u32,
-    /// The backend.
-    pub backend: String,
-    /// A warm-up run (excluded from statistics).
-    pub warmup: bool,
-    /// 1-based index among the warm-up or the measured runs.
-    pub run: u32,
-    /// The suite or the batch.
-    pub workload: Workload,
-    /// `None`: starting. `Some`: finished, with the workload's time (suite: 16-case total).
-    pub ms: Option<f64>,
-}
-
-impl fmt::Display for Progress {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = if self.warmup { "warm-up" } else { "run" };
-        let workload = match self.workload {
-            Workload::Suite => "suite",
-            Workload::Batch => "batch",
-        };
-        write!(
-            f,
-            "[{}/{}] {} {kind} {} {workload}",
-            self.done, self.total, self.backend, self.run
-        )?;
-        match self.ms {
-            Some(ms) => write!(f, ": {ms:.1} ms"),
-            None => write!(f, "…"),
-        }
-    }
-}
-
-/// Runs the 16-case suite and the batch over the selected browser backends: `warmup` warm-up
-/// runs (kept, excluded from statistics), then `runs` measured runs, each suite and each batch
-/// from a fresh state (a new OPFS directory, the previous one removed). Each run index goes
-/// through every backend in turn, so drift of the machine affects all alike. Returns every
-/// sample, with medians and min–max filled in.
+/// Runs the 16-case suite and the batch over the selected browser backends
+/// ([`run_rounds`]: warm-up rounds, then measured rounds, each backend once per round in a
+/// shuffled order, every suite and batch from a fresh state) and returns the environment and
+/// the summarized section. A failing backend is recorded in its `error`; the others go on.
 ///
 /// Call it in a dedicated worker. `progress` hears about each workload run before and after.
+/// (The page runs its own round loop, with the JavaScript peers as extra contestants; this one
+/// is for tests and for pages without peers.)
 pub async fn run_browser(
     config: BrowserConfig,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<BenchResult, BenchError> {
-    let runs = config.runs.max(1);
-    let scale = config.scale.max(1);
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<(Environment, SqlSection), BenchError> {
     // Leftovers of an interrupted run (a closed tab mid-run) would only take space.
     remove_root(&config.opfs_root).await?;
     let environment = environment(config.commit.clone()).await;
-    let suite = Suite::generate_scaled(config.seed, scale);
-    let batch = Batch::generate(config.seed, (BATCH_ROWS / scale).max(1));
+    let (suite, batch) = crate::workloads(config.seed, config.scale);
     let root = format!("{}/run-{}", config.opfs_root, random_tag());
 
-    let mut backends: Vec<BrowserBackend> = BrowserBackend::all(&root)
+    let mut backends: Vec<Ours<BrowserBackend>> = BrowserBackend::all(&root)
         .into_iter()
         .filter(|b| {
             config.backends.is_empty() || config.backends.iter().any(|f| b.name().contains(f))
         })
+        .map(Ours)
         .collect();
     if backends.is_empty() {
         return Err(BenchError::Browser(format!(
@@ -833,109 +835,27 @@ pub async fn run_browser(
             config.backends
         )));
     }
-    let mut results: Vec<BackendResult> = backends
-        .iter()
-        .map(|b| BackendResult {
-            name: b.name(),
-            durability: b.durability().to_owned(),
-            persistent: b.persistent(),
-            warmup_runs: Vec::new(),
-            runs: Vec::new(),
-            summary: None,
-        })
-        .collect();
-
-    let rounds = config.warmup + runs;
-    let total = u32::try_from(backends.len())
-        .unwrap_or(u32::MAX)
-        .saturating_mul(rounds)
-        .saturating_mul(2);
-    let mut done = 0;
-    for i in 0..rounds {
-        let warmup = i < config.warmup;
-        let run = if warmup { i + 1 } else { i - config.warmup + 1 };
-        for (backend, result) in backends.iter_mut().zip(&mut results) {
-            let mut report = |workload, done, ms| {
-                progress(Progress {
-                    done,
-                    total,
-                    backend: result.name.clone(),
-                    warmup,
-                    run,
-                    workload,
-                    ms,
-                });
-            };
-            report(Workload::Suite, done, None);
-            let suite_run = run_suite(backend, &suite)
-                .await
-                .map_err(|e| in_backend(&result.name, "suite", e))?;
-            done += 1;
-            report(Workload::Suite, done, Some(suite_run.total_ms));
-            report(Workload::Batch, done, None);
-            let batch_run = run_batch(backend, &batch)
-                .await
-                .map_err(|e| in_backend(&result.name, "batch", e))?;
-            done += 1;
-            report(Workload::Batch, done, Some(batch_run.ms));
-            let sample = RunSample {
-                suite: suite_run,
-                batch: batch_run,
-            };
-            if warmup {
-                result.warmup_runs.push(sample);
-            } else {
-                result.runs.push(sample);
-            }
-        }
-    }
+    let plan = Plan {
+        runs: config.runs,
+        warmup: config.warmup,
+        order_seed: config.order_seed,
+        suite: true,
+        batch: true,
+        data_dir: Some(format!("opfs:{}", config.opfs_root)),
+    };
+    let mut sql = run_rounds(&mut backends, &plan, &suite, &batch, progress).await;
     // Every backend's cleanup removed its own directory; this removes the run's and the root.
     remove_opfs_dir(&root).await?;
     remove_root(&config.opfs_root).await?;
-
-    let mut result = BenchResult {
-        schema_version: SCHEMA_VERSION,
-        suite: SuiteInfo {
-            seed: suite.seed,
-            sha256: suite.sha256(),
-            scale_divisor: suite.scale_divisor,
-            cases: suite
-                .cases
-                .iter()
-                .map(|c| CaseInfo {
-                    number: c.number,
-                    title: c.title.clone(),
-                })
-                .collect(),
-            batch_rows: batch.len(),
-            batch_sha256: batch.sha256(),
-        },
-        config: Config {
-            runs,
-            warmup: config.warmup,
-            data_dir: Some(format!("opfs:{}", config.opfs_root)),
-        },
-        environment,
-        backends: results,
-    };
-    result.summarize();
-    Ok(result)
+    sql.summarize(&bench_results::Bootstrap::default());
+    Ok((environment, sql))
 }
 
 /// Removes the OPFS root of [`BrowserConfig`] unless another tab's benchmark holds a file in it
 /// (then each keeps to its own `run-<tag>` directory).
-async fn remove_root(root: &str) -> Result<(), BenchError> {
+pub async fn remove_root(root: &str) -> Result<(), BenchError> {
     match OpfsStorage::remove_dir(root).await {
         Ok(()) | Err(StorageError::Busy { .. }) => Ok(()),
         Err(e) => Err(e.into()),
-    }
-}
-
-/// Wraps an error with the backend and workload it happened in.
-fn in_backend(backend: &str, workload: &'static str, e: BenchError) -> BenchError {
-    BenchError::InBackend {
-        backend: backend.to_owned(),
-        workload,
-        source: Box::new(e),
     }
 }

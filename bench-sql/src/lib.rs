@@ -9,11 +9,14 @@
 //! How: each storage is a [`backend::SqlBackend`] (one small trait, async so that browser
 //! backends can await OPFS); [`runner`] drives one fresh run through the lifecycle phases
 //! (preparation, initialization, workload, explicit sync, close, reopen, verification, with
-//! cleanup outside the timings) and returns samples; [`result`] is the versioned JSON, holding
-//! every sample, with medians and min–max derived from them; [`report`] prints Markdown.
+//! cleanup outside the timings), and [`runner::run_rounds`] runs every backend once per round
+//! in a seeded shuffled order (warm-up rounds first). Results are `bench_results` types (the
+//! one result schema): [`runner::run_rounds`] returns a `bench_results::SqlSection`, whose
+//! `summarize` computes the medians, paired ratios and goal checks. Backends written in
+//! JavaScript join the same rounds through [`runner::Contestant`] (the web crate does that).
 //!
 //! Natively, [`native`] has SQLite's `:memory:`, SQLite's unix VFS on a file, and our VFS over
-//! `opfs_vfs::storage::StdStorage` in both buffer modes at Strict and Relaxed durability; the
+//! `opfs_vfs::storage::StdStorage` in both buffer modes at every durability level; the
 //! `bench-sql-native` binary runs them.
 //!
 //! In the browser (wasm32, a dedicated worker), `browser` has our VFS on OPFS in both buffer
@@ -27,8 +30,6 @@ pub mod batch;
 pub mod browser;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
-pub mod report;
-pub mod result;
 pub mod runner;
 pub mod sql;
 
@@ -57,16 +58,6 @@ pub enum BenchError {
     /// A browser facility failed (a JavaScript exception, or the sahpool VFS), with its message.
     #[error("browser: {0}")]
     Browser(String),
-    /// An error of one backend's run in a benchmark of several (`browser::run_browser`).
-    #[error("{backend}, {workload}: {source}")]
-    InBackend {
-        /// The backend's name.
-        backend: String,
-        /// `suite` or `batch`.
-        workload: &'static str,
-        /// What went wrong.
-        source: Box<BenchError>,
-    },
     /// A verification after reopen found something other than what the workload left.
     #[error("verification failed: {0}")]
     Verify(String),
@@ -79,6 +70,15 @@ pub enum BenchError {
         /// What went wrong.
         message: String,
     },
+}
+
+/// The suite and the batch from `seed`, every count divided by `scale` (1: full size).
+pub fn workloads(seed: u64, scale: u32) -> (sql::Suite, batch::Batch) {
+    let scale = scale.max(1);
+    (
+        sql::Suite::generate_scaled(seed, scale),
+        batch::Batch::generate(seed, (batch::BATCH_ROWS / scale).max(1)),
+    )
 }
 
 /// Runs `sql` the way `sqlite3_exec` does without a callback: every statement is prepared in

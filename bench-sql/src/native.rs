@@ -16,9 +16,25 @@ use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
 use rusqlite::{Connection, OpenFlags};
 use tempfile::TempDir;
 
-use crate::backend::{apply_pragmas, durability, ours_durability, ours_name, SqlBackend, DB_NAME};
-use crate::result::PhysicalCounters;
+use bench_results::sql::{BackendMeta, PhysicalCounters};
+
+use crate::backend::{
+    apply_pragmas, base_meta, durability, ours_durability, ours_meta, ours_name, packages,
+    SqlBackend, DB_NAME,
+};
 use crate::BenchError;
+
+/// The native memory reference ([`MemoryBackend`]).
+pub const REFERENCE: &str = "sqlite-memory";
+
+fn bundled_meta(b: &impl SqlBackend, settings: &str) -> BackendMeta {
+    BackendMeta {
+        package: Some(packages::RUSQLITE.0.to_owned()),
+        version: Some(packages::RUSQLITE.1.to_owned()),
+        durability_settings: Some(settings.to_owned()),
+        ..base_meta(b, REFERENCE)
+    }
+}
 
 fn lifecycle(backend: &impl SqlBackend, message: &str) -> BenchError {
     BenchError::Lifecycle {
@@ -47,7 +63,7 @@ pub struct MemoryBackend;
 
 impl SqlBackend for MemoryBackend {
     fn name(&self) -> String {
-        "sqlite-memory".to_owned()
+        REFERENCE.to_owned()
     }
 
     fn durability(&self) -> &'static str {
@@ -56,6 +72,10 @@ impl SqlBackend for MemoryBackend {
 
     fn persistent(&self) -> bool {
         false
+    }
+
+    fn meta(&self) -> BackendMeta {
+        bundled_meta(self, "SQLite :memory: (bundled), journal_mode=memory")
     }
 
     async fn prepare(&mut self) -> Result<(), BenchError> {
@@ -125,6 +145,13 @@ impl SqlBackend for UnixFileBackend {
 
     fn persistent(&self) -> bool {
         true
+    }
+
+    fn meta(&self) -> BackendMeta {
+        bundled_meta(
+            self,
+            "SQLite's unix VFS (bundled), journal_mode=delete, synchronous=full",
+        )
     }
 
     async fn prepare(&mut self) -> Result<(), BenchError> {
@@ -203,11 +230,15 @@ impl OursBackend {
         }
     }
 
-    /// The four configurations we ship, Disk before Memory, Strict before Relaxed.
+    /// The six configurations we ship: Disk before Memory; Strict, Relaxed, Balanced.
     pub fn all(base: &Path) -> Vec<Self> {
         let mut v = Vec::new();
         for mode in [BufferMode::Disk, BufferMode::Memory] {
-            for durability in [Durability::Strict, Durability::Relaxed] {
+            for durability in [
+                Durability::Strict,
+                Durability::Relaxed,
+                Durability::Balanced,
+            ] {
                 v.push(Self::new(base, mode, durability));
             }
         }
@@ -274,6 +305,10 @@ impl SqlBackend for OursBackend {
 
     fn persistent(&self) -> bool {
         true
+    }
+
+    fn meta(&self) -> BackendMeta {
+        ours_meta(self, REFERENCE, self.buffer_mode, self.durability)
     }
 
     async fn prepare(&mut self) -> Result<(), BenchError> {
@@ -394,8 +429,13 @@ mod tests {
             let counted = matches!(backend, NativeBackend::Ours(_));
             assert_eq!(s.cases[0].counters.is_some(), counted, "{name}");
             if let Some(c) = s.cases[0].counters {
-                // Test 1 is autocommit: 20 INSERTs plus CREATE TABLE, each at least one write.
-                assert!(c.writes >= 21, "{name}: {c:?}");
+                // Test 1 is autocommit: 20 INSERTs plus CREATE TABLE, each at least one write,
+                // except under Balanced (commits stay in memory until a buffer's worth).
+                if name.ends_with("balanced") {
+                    assert!(c.writes < 21, "{name}: {c:?}");
+                } else {
+                    assert!(c.writes >= 21, "{name}: {c:?}");
+                }
                 if name.ends_with("strict") {
                     assert!(c.flushes >= 21, "{name}: {c:?}");
                 }
@@ -417,5 +457,150 @@ mod tests {
         let err = block_on(run_suite(&mut backend, &suite)).unwrap_err();
         assert!(matches!(err, BenchError::Verify(_)), "{err}");
         assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
+    }
+
+    /// A contestant that fails at its second suite run.
+    struct FailsInRound2(u32);
+
+    impl crate::runner::Contestant for FailsInRound2 {
+        fn meta(&self) -> BackendMeta {
+            BackendMeta {
+                name: "fails".into(),
+                durability: "none".into(),
+                persistent: true,
+                ..BackendMeta::default()
+            }
+        }
+        async fn suite(
+            &mut self,
+            suite: &Suite,
+            _turn: crate::runner::Turn,
+        ) -> Result<bench_results::sql::SuiteRun, String> {
+            self.0 += 1;
+            if self.0 == 2 {
+                return Err("boom".into());
+            }
+            let mut m = MemoryBackend;
+            run_suite(&mut m, suite).await.map_err(|e| e.to_string())
+        }
+        async fn batch(
+            &mut self,
+            batch: &Batch,
+            _turn: crate::runner::Turn,
+        ) -> Result<bench_results::sql::BatchRun, String> {
+            let mut m = MemoryBackend;
+            run_batch(&mut m, batch).await.map_err(|e| e.to_string())
+        }
+    }
+
+    /// Either kind of contestant in one round loop.
+    enum Any {
+        Ours(crate::runner::Ours<NativeBackend>),
+        Fails(FailsInRound2),
+    }
+
+    impl crate::runner::Contestant for Any {
+        fn meta(&self) -> BackendMeta {
+            match self {
+                Any::Ours(b) => b.meta(),
+                Any::Fails(b) => b.meta(),
+            }
+        }
+        async fn suite(
+            &mut self,
+            suite: &Suite,
+            turn: crate::runner::Turn,
+        ) -> Result<bench_results::sql::SuiteRun, String> {
+            match self {
+                Any::Ours(b) => b.suite(suite, turn).await,
+                Any::Fails(b) => b.suite(suite, turn).await,
+            }
+        }
+        async fn batch(
+            &mut self,
+            batch: &Batch,
+            turn: crate::runner::Turn,
+        ) -> Result<bench_results::sql::BatchRun, String> {
+            match self {
+                Any::Ours(b) => b.batch(batch, turn).await,
+                Any::Fails(b) => b.batch(batch, turn).await,
+            }
+        }
+    }
+
+    /// Rounds: warm-up first, every contestant once per round in a recorded shuffled order,
+    /// samples tagged with their round; a failing contestant keeps its earlier runs and sits
+    /// out the rest; the summary pairs by round.
+    #[test]
+    fn rounds_interleave_and_survive_a_failure() {
+        use crate::runner::{run_rounds, Ours, Plan};
+        let base = tempfile::tempdir().unwrap();
+        let suite = Suite::generate_scaled(DEFAULT_SEED, 100);
+        let batch = Batch::generate(DEFAULT_SEED, 100);
+        let mut contestants = vec![
+            Any::Ours(Ours(NativeBackend::Memory(MemoryBackend))),
+            Any::Ours(Ours(NativeBackend::Ours(OursBackend::new(
+                base.path(),
+                BufferMode::Memory,
+                Durability::Relaxed,
+            )))),
+            Any::Fails(FailsInRound2(0)),
+        ];
+        let plan = Plan {
+            runs: 6,
+            warmup: 1,
+            order_seed: 99,
+            suite: true,
+            batch: true,
+            data_dir: None,
+        };
+        let mut events = Vec::new();
+        let mut sql = block_on(run_rounds(
+            &mut contestants,
+            &plan,
+            &suite,
+            &batch,
+            &mut |p| events.push(p.clone()),
+        ));
+        assert_eq!(sql.rounds.len(), 7);
+        assert!(sql.rounds[0].warmup && !sql.rounds[1].warmup);
+        assert_eq!(sql.rounds[0].order.len(), 3);
+        assert_eq!(
+            sql.rounds[2].order.len(),
+            2,
+            "the failed one sat out round 3"
+        );
+        let orders: std::collections::BTreeSet<_> =
+            sql.rounds.iter().map(|r| r.order[0].clone()).collect();
+        assert!(orders.len() > 1, "not one fixed order: {:?}", sql.rounds);
+        let memory = sql.backend("sqlite-memory").unwrap();
+        assert_eq!(memory.warmup_runs.len(), 1);
+        assert_eq!(
+            memory.runs.iter().map(|r| r.round).collect::<Vec<_>>(),
+            [Some(1), Some(2), Some(3), Some(4), Some(5), Some(6)]
+        );
+        let fails = sql.backend("fails").unwrap();
+        assert_eq!((fails.warmup_runs.len(), fails.runs.len()), (1, 0));
+        assert!(fails.error.as_deref().unwrap().contains("boom"));
+        assert!(events
+            .iter()
+            .any(|e| matches!(&e.outcome, Some(Err(m)) if m == "boom")));
+        assert!(events
+            .iter()
+            .any(|p| p.to_string().contains("FAILED: boom")));
+
+        sql.summarize(&bench_results::Bootstrap::default());
+        let ours = sql.backend("ours-memory-relaxed").unwrap();
+        let r = ours.ratios.as_ref().unwrap();
+        assert_eq!(r.reference, "sqlite-memory");
+        assert_eq!(r.total.unwrap().n, 6);
+        assert!(r.total.unwrap().lo.is_some());
+        assert_eq!(ours.meta.package.as_deref(), Some("opfs-vfs"));
+        assert!(sql.backend("sqlite-memory").unwrap().ratios.is_none());
+        // The relaxed level has no goal of its own but the tests-2-16 and batch goals apply.
+        assert!(sql
+            .goals
+            .iter()
+            .any(|g| g.goal == "batch" && g.backend == "ours-memory-relaxed"));
     }
 }

@@ -8,13 +8,23 @@
 //! - batch: every row is present ([`Batch::verify`]).
 //!
 //! A clean reopen shows that the data was stored; it says nothing about surviving a crash.
+//!
+//! [`run_rounds`] is the protocol around those runs: warm-up rounds, then measured rounds;
+//! each round runs every [`Contestant`] once (the suite, then the batch) in an order drawn from
+//! a seeded shuffle ([`bench_results::stats::round_orders`]); the order of every round is
+//! recorded. A contestant that fails keeps the runs it finished, gets its `error`, and sits out
+//! the later rounds; the others go on.
 
+use bench_results::sql::{
+    BackendMeta, BatchRun, CaseInfo, CaseSample, Phases, Round, RunSample, SqlBackendResult,
+    SqlRunInfo, SqlSection, SuiteInfo, SuiteRun,
+};
+use bench_results::stats::round_orders;
 use rusqlite::Connection;
 use web_time::Instant;
 
 use crate::backend::SqlBackend;
 use crate::batch::{integrity_check, Batch};
-use crate::result::{BatchRun, CaseSample, Phases, SuiteRun};
 use crate::sql::Suite;
 use crate::{execute_script, ms_since, BenchError};
 
@@ -80,15 +90,7 @@ async fn suite_phases<B: SqlBackend>(
 
     let verify = |conn: &Connection| verify_suite_dropped(conn);
     sync_close_reopen(backend, conn, &mut phases, verify).await?;
-
-    let total_ms = cases.iter().map(|c| c.ms).sum();
-    let test1_ms = cases.iter().find(|c| c.number == 1).map_or(0.0, |c| c.ms);
-    Ok(SuiteRun {
-        phases,
-        cases,
-        total_ms,
-        test1_ms,
-    })
+    Ok(SuiteRun::from_cases(phases, cases))
 }
 
 async fn batch_phases<B: SqlBackend>(
@@ -192,4 +194,261 @@ pub fn verify_suite_dropped(conn: &Connection) -> Result<(), BenchError> {
         )));
     }
     integrity_check(conn)
+}
+
+// ------------------------------------------------------------------------------------------
+// Rounds
+// ------------------------------------------------------------------------------------------
+
+/// Where a run sits in the protocol, for a contestant that wants to know (a JavaScript peer
+/// gets it as `options`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Turn {
+    /// 0-based round over all rounds (warm-up first).
+    pub round: u32,
+    /// A warm-up round.
+    pub warmup: bool,
+}
+
+/// Anything the round loop can run: one of our backends or a baseline ([`Ours`]), or a backend
+/// implemented elsewhere (the web crate's JavaScript peers). Errors are messages: the loop
+/// records them and goes on.
+#[allow(async_fn_in_trait)] // single-threaded by design, like SqlBackend
+pub trait Contestant {
+    /// What it is (its `skipped` set: listed, never run).
+    fn meta(&self) -> BackendMeta;
+
+    /// The 16 cases once, from a fresh state.
+    async fn suite(&mut self, suite: &Suite, turn: Turn) -> Result<SuiteRun, String>;
+
+    /// The batch once, from a fresh state.
+    async fn batch(&mut self, batch: &Batch, turn: Turn) -> Result<BatchRun, String>;
+}
+
+/// A [`SqlBackend`] as a [`Contestant`].
+#[derive(Debug)]
+pub struct Ours<B>(pub B);
+
+impl<B: SqlBackend> Contestant for Ours<B> {
+    fn meta(&self) -> BackendMeta {
+        self.0.meta()
+    }
+
+    async fn suite(&mut self, suite: &Suite, _turn: Turn) -> Result<SuiteRun, String> {
+        run_suite(&mut self.0, suite)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn batch(&mut self, batch: &Batch, _turn: Turn) -> Result<BatchRun, String> {
+        run_batch(&mut self.0, batch)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// What [`run_rounds`] runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Measured rounds (at least 1).
+    pub runs: u32,
+    /// Warm-up rounds before them.
+    pub warmup: u32,
+    /// Seed of the round orders.
+    pub order_seed: u64,
+    /// Run the 16 cases.
+    pub suite: bool,
+    /// Run the batch.
+    pub batch: bool,
+    /// Recorded as `config.data_dir`.
+    pub data_dir: Option<String>,
+}
+
+/// The suite or the batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    /// The 16 cases.
+    Suite,
+    /// The batch transaction.
+    Batch,
+}
+
+/// Reported before and after each workload run of [`run_rounds`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// Workload runs finished so far (this one included once `outcome` is set).
+    pub done: u32,
+    /// Workload runs planned: contestants × rounds × workloads (failures shorten the run).
+    pub total: u32,
+    /// The contestant.
+    pub backend: String,
+    /// 0-based round.
+    pub round: u32,
+    /// A warm-up round.
+    pub warmup: bool,
+    /// 1-based among the warm-up or among the measured rounds.
+    pub run: u32,
+    /// Which workload.
+    pub workload: Workload,
+    /// `None`: starting. `Some(Ok(ms))`: finished (suite: the 16-case total). `Some(Err)`:
+    /// failed with this message.
+    pub outcome: Option<Result<f64, String>>,
+}
+
+impl std::fmt::Display for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = if self.warmup { "warm-up" } else { "run" };
+        let workload = match self.workload {
+            Workload::Suite => "suite",
+            Workload::Batch => "batch",
+        };
+        write!(
+            f,
+            "[{}/{}] {} {kind} {} {workload}",
+            self.done, self.total, self.backend, self.run
+        )?;
+        match &self.outcome {
+            Some(Ok(ms)) => write!(f, ": {ms:.1} ms"),
+            Some(Err(e)) => write!(f, ": FAILED: {e}"),
+            None => write!(f, "…"),
+        }
+    }
+}
+
+/// The workloads' identity: seed, hashes, scale, case titles, batch size.
+pub fn suite_info(suite: &Suite, batch: &Batch) -> SuiteInfo {
+    SuiteInfo {
+        seed: suite.seed,
+        sha256: suite.sha256(),
+        scale_divisor: suite.scale_divisor,
+        cases: suite
+            .cases
+            .iter()
+            .map(|c| CaseInfo {
+                number: c.number,
+                title: c.title.clone(),
+            })
+            .collect(),
+        batch_rows: batch.len(),
+        batch_sha256: batch.sha256(),
+    }
+}
+
+/// Runs `plan` over `contestants` (see the module docs) and returns every sample, unsummarized
+/// (call [`SqlSection::summarize`]). Contestants whose meta says `skipped` are listed and never
+/// run.
+pub async fn run_rounds<C: Contestant>(
+    contestants: &mut [C],
+    plan: &Plan,
+    suite: &Suite,
+    batch: &Batch,
+    progress: &mut dyn FnMut(&Progress),
+) -> SqlSection {
+    let runs = plan.runs.max(1);
+    let rounds = plan.warmup + runs;
+    let mut results: Vec<SqlBackendResult> = contestants
+        .iter()
+        .map(|c| SqlBackendResult {
+            meta: c.meta(),
+            ..SqlBackendResult::default()
+        })
+        .collect();
+    let workloads = u32::from(plan.suite) + u32::from(plan.batch);
+    let active = results.iter().filter(|r| r.meta.skipped.is_none()).count();
+    let total = u32::try_from(active)
+        .unwrap_or(u32::MAX)
+        .saturating_mul(rounds)
+        .saturating_mul(workloads);
+    let mut done = 0;
+    let mut round_log = Vec::new();
+    for (round, order) in (0..rounds).zip(round_orders(plan.order_seed, contestants.len(), rounds))
+    {
+        let warmup = round < plan.warmup;
+        let run = if warmup {
+            round + 1
+        } else {
+            round - plan.warmup + 1
+        };
+        let turn = Turn { round, warmup };
+        let mut ran = Vec::new();
+        for i in order {
+            let result = &mut results[i];
+            if result.meta.skipped.is_some() || result.error.is_some() {
+                continue;
+            }
+            let contestant = &mut contestants[i];
+            ran.push(result.meta.name.clone());
+            let mut report = |workload, done, outcome| {
+                progress(&Progress {
+                    done,
+                    total,
+                    backend: result.meta.name.clone(),
+                    round,
+                    warmup,
+                    run,
+                    workload,
+                    outcome,
+                });
+            };
+            let mut sample = RunSample {
+                round: Some(round),
+                suite: None,
+                batch: None,
+            };
+            let mut failed = None;
+            if plan.suite {
+                report(Workload::Suite, done, None);
+                let out = contestant.suite(suite, turn).await;
+                done += 1;
+                report(
+                    Workload::Suite,
+                    done,
+                    Some(out.as_ref().map(|s| s.total_ms).map_err(Clone::clone)),
+                );
+                match out {
+                    Ok(s) => sample.suite = Some(s),
+                    Err(e) => failed = Some(format!("suite, round {}: {e}", round + 1)),
+                }
+            }
+            if plan.batch && failed.is_none() {
+                report(Workload::Batch, done, None);
+                let out = contestant.batch(batch, turn).await;
+                done += 1;
+                report(
+                    Workload::Batch,
+                    done,
+                    Some(out.as_ref().map(|b| b.ms).map_err(Clone::clone)),
+                );
+                match out {
+                    Ok(b) => sample.batch = Some(b),
+                    Err(e) => failed = Some(format!("batch, round {}: {e}", round + 1)),
+                }
+            }
+            match failed {
+                // A failed turn's half-done sample would pair with nothing: dropped, and the
+                // contestant sits out the rest.
+                Some(e) => result.error = Some(e),
+                None if warmup => result.warmup_runs.push(sample),
+                None => result.runs.push(sample),
+            }
+        }
+        round_log.push(Round {
+            index: round,
+            warmup,
+            order: ran,
+        });
+    }
+    SqlSection {
+        suite: suite_info(suite, batch),
+        config: SqlRunInfo {
+            runs,
+            warmup: plan.warmup,
+            data_dir: plan.data_dir.clone(),
+            order_seed: Some(plan.order_seed),
+        },
+        rounds: round_log,
+        backends: results,
+        bootstrap: None,
+        goals: Vec::new(),
+    }
 }

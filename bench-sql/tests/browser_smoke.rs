@@ -9,16 +9,16 @@
 //! WASM_BINDGEN_TEST_TIMEOUT=300 wasm-pack test --headless --chrome --firefox --mode no-install bench-sql
 //! ```
 
+use bench_results::sql::{Engine, SqlSection};
 use bench_sql::backend::SqlBackend;
 use bench_sql::batch::Batch;
 use bench_sql::browser::{
     parse_user_agent, random_tag, refine_with_brands, run_browser, BrowserBackend, BrowserConfig,
-    OursOpfsBackend, Progress, SahpoolBackend, Workload,
+    OursOpfsBackend, SahpoolBackend,
 };
-use bench_sql::result::BenchResult;
-use bench_sql::runner::{run_batch, run_suite};
+use bench_sql::runner::{run_batch, run_suite, Progress, Workload};
 use bench_sql::sql::{Suite, DEFAULT_SEED};
-use bench_sql::{report, BenchError};
+use bench_sql::BenchError;
 use js_sys::{Array, Function, Promise, Reflect};
 use opfs_vfs::{BufferMode, Durability};
 use wasm_bindgen::{JsCast, JsValue};
@@ -196,13 +196,14 @@ async fn verification_detects_leftover_table() {
     bench_sql::browser::remove_opfs_dir(&root).await.unwrap();
 }
 
-/// The benchmark entry point at small size: every backend, one warm-up and one measured run,
-/// progress reports, the environment, summaries, JSON round trip, OPFS root removed.
+/// The benchmark entry point at small size: every backend, one warm-up and two measured
+/// rounds in shuffled orders, progress reports, the environment, metadata, summaries with
+/// paired ratios, JSON round trip, OPFS root removed.
 #[wasm_bindgen_test]
 async fn run_browser_small() {
     let opfs_root = unique_root("run-browser");
     let config = BrowserConfig {
-        runs: 1,
+        runs: 2,
         warmup: 1,
         scale: SCALE,
         opfs_root: opfs_root.clone(),
@@ -210,28 +211,29 @@ async fn run_browser_small() {
         ..BrowserConfig::default()
     };
     let mut reports: Vec<Progress> = Vec::new();
-    let result = run_browser(config, &mut |p| reports.push(p))
+    let (env, sql) = run_browser(config, &mut |p| reports.push(p.clone()))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
 
-    // 8 backends × 2 rounds × 2 workloads, a report before and after each.
-    assert_eq!(reports.len(), 64);
-    assert_eq!(reports.last().unwrap().done, 32);
-    assert_eq!(reports[0].total, 32);
-    assert!(reports[0].warmup && reports[0].ms.is_none());
+    // 8 backends × 3 rounds × 2 workloads, a report before and after each.
+    assert_eq!(reports.len(), 96);
+    assert_eq!(reports.last().unwrap().done, 48);
+    assert_eq!(reports[0].total, 48);
+    assert!(reports[0].warmup && reports[0].outcome.is_none());
     assert_eq!(reports[1].workload, Workload::Suite);
-    assert!(reports[1].ms.is_some());
+    assert!(matches!(reports[1].outcome, Some(Ok(_))));
     assert!(!reports.last().unwrap().warmup);
 
-    assert_eq!(result.schema_version, bench_sql::result::SCHEMA_VERSION);
-    assert_eq!(result.suite.scale_divisor, SCALE);
-    assert_eq!(result.suite.batch_rows, 10_000 / SCALE);
+    assert_eq!(sql.suite.scale_divisor, SCALE);
+    assert_eq!(sql.suite.batch_rows, 10_000 / SCALE);
     assert_eq!(
-        result.suite.sha256,
+        sql.suite.sha256,
         Suite::generate_scaled(DEFAULT_SEED, SCALE).sha256()
     );
-    assert_eq!((result.config.runs, result.config.warmup), (1, 1));
-    let names: Vec<&str> = result.backends.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!((sql.config.runs, sql.config.warmup), (2, 1));
+    assert_eq!(sql.rounds.len(), 3);
+    assert!(sql.rounds.iter().all(|r| r.order.len() == 8));
+    let names: Vec<&str> = sql.backends.iter().map(|b| b.meta.name.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -245,19 +247,39 @@ async fn run_browser_small() {
             "ours-memory-balanced",
         ]
     );
-    for b in &result.backends {
-        assert_eq!((b.warmup_runs.len(), b.runs.len()), (1, 1), "{}", b.name);
+    for b in &sql.backends {
+        assert_eq!(
+            (b.warmup_runs.len(), b.runs.len()),
+            (1, 2),
+            "{}",
+            b.meta.name
+        );
+        assert!(b.error.is_none(), "{:?}", b.error);
         let summary = b.summary.as_ref().unwrap();
         assert!(summary.total_ms.is_some() && summary.batch_ms.is_some());
-        assert_eq!(summary.suite_phases.reopen_ms.is_some(), b.persistent);
-        assert!(!b.durability.is_empty());
+        assert_eq!(summary.suite_phases.reopen_ms.is_some(), b.meta.persistent);
+        assert!(!b.meta.durability.is_empty());
+        assert_eq!(b.meta.engine, Engine::Sqlite);
+        assert_eq!(b.meta.reference.as_deref(), Some("sqlite-memvfs"));
+        assert!(b.meta.package.is_some() && b.meta.version.is_some());
+        assert!(b.meta.durability_settings.is_some());
+        // Two pairs: a median and a range, no interval (too few rounds).
+        if b.meta.name != "sqlite-memvfs" {
+            let total = b.ratios.as_ref().unwrap().total.unwrap();
+            assert_eq!((total.n, total.lo), (2, None), "{}", b.meta.name);
+        }
     }
-    let memvfs = &result.backends[0];
-    assert!(!memvfs.persistent);
-    assert_eq!(memvfs.durability, bench_sql::backend::durability::NONE);
+    let memvfs = &sql.backends[0];
+    assert!(!memvfs.meta.persistent && memvfs.ratios.is_none());
+    assert_eq!(memvfs.meta.durability, bench_sql::backend::durability::NONE);
+    assert!(
+        sql.goals
+            .iter()
+            .all(|g| g.verdict == bench_results::goals::Verdict::Undecided),
+        "no interval, no decision"
+    );
 
-    let env = &result.environment;
-    assert_eq!(env.platform, "browser");
+    assert_eq!(env.runtime.as_deref(), Some("browser"));
     assert_eq!(env.commit.as_deref(), Some("test-commit"));
     assert!(env.user_agent.is_some() && env.browser.is_some() && env.browser_version.is_some());
     assert!(env.cpu_count.is_some_and(|n| n >= 1));
@@ -265,22 +287,20 @@ async fn run_browser_small() {
         env.timer_resolution_us.is_some_and(|us| us > 0.0),
         "{env:?}"
     );
-    assert!(env.cross_origin_isolated.is_some());
+    assert!(env.cross_origin_isolated.is_some() && env.opfs_available == Some(true));
     assert!(env.storage_quota_bytes.is_some_and(|q| q > 0), "{env:?}");
-    assert!(!env.sqlite_version.is_empty() && !env.os.is_empty());
+    assert!(env.sqlite_version.is_some() && env.os.is_some());
 
     // serde_json may read a float back one ulp off (no `float_roundtrip`): compare the parts
     // without measured floats.
-    let json = result.to_json().unwrap();
-    let back = BenchResult::from_json(&json).unwrap();
+    let json = serde_json::to_string(&sql).unwrap();
+    let back: SqlSection = serde_json::from_str(&json).unwrap();
     assert_eq!(
-        (&back.suite, &back.config, &back.environment),
-        (&result.suite, &result.config, &result.environment)
+        (&back.suite, &back.config, &back.rounds),
+        (&sql.suite, &sql.config, &sql.rounds)
     );
-    assert_eq!(back.backends.len(), result.backends.len());
-    let md = report::markdown(&result);
-    assert!(md.contains("Total ÷ sqlite-memvfs"), "{md}");
-    console_log!("{md}");
+    assert_eq!(back.backends.len(), sql.backends.len());
+    assert_eq!(back.backends[2].meta, sql.backends[2].meta);
 
     assert_eq!(opfs_entries(&opfs_root).await, None, "run root removed");
 }

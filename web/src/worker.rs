@@ -3,10 +3,19 @@
 //! Requirements: a dedicated worker in a secure context (OPFS sync access handles exist nowhere
 //! else). Every suite runs on the worker's thread and blocks it while SQLite or OPFS works; the
 //! page stays responsive because it is another thread.
+//!
+//! The SQL round loop is bench-sql's [`run_rounds`]; its contestants are our backends and the
+//! JavaScript peers of `./peers/index.js` ([`PeerModule`]), all in the same rounds, in this
+//! worker.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
-use js_sys::{Function, Promise, Reflect};
+use bench_results::progress::ProgressEvent;
+use bench_results::sql::{BackendMeta, BatchRun, SqlSection, SuiteRun};
+use bench_results::{Bootstrap, Document, Stat};
+use js_sys::{Array, Function, Promise, Reflect};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -14,12 +23,19 @@ use wasm_bindgen_futures::JsFuture;
 use bench_fs::config::{Level, LifecycleConfig, Mode, RawConfig};
 use bench_fs::lifecycle::FsBackend as _;
 use bench_sql::backend::SqlBackend as _;
-use bench_sql::browser::{BrowserBackend, BrowserConfig, Workload};
+use bench_sql::batch::{Batch, CREATE_SQL, INSERT_SQL};
+use bench_sql::browser::{random_tag, remove_opfs_dir, remove_root, BrowserBackend};
+use bench_sql::runner::{run_rounds, Contestant, Ours, Plan, Turn, Workload};
+use bench_sql::sql::Suite as SqlSuite;
 
 use crate::config::{Preset, Request, RunConfig, Suite};
-use crate::doc::{Document, PageEnvironment, ProgressEvent, Steps};
+use crate::doc::Steps;
+use crate::peer::{
+    check_batch_run, check_suite_run, peer_metas, PeerBatch, PeerBatchExpected, PeerCase, PeerInfo,
+    PeerOptions,
+};
 
-/// OPFS directory bench-sql works in (wiped at its start and end).
+/// OPFS directory our SQL backends work in (wiped at its start and end).
 const SQL_OPFS_ROOT: &str = "bench-web-sql";
 /// OPFS directory bench-fs works in.
 const FS_OPFS_DIR: &str = "bench-web-fs";
@@ -57,38 +73,217 @@ fn js_error(message: impl AsRef<str>) -> JsValue {
     js_sys::Error::new(message.as_ref()).into()
 }
 
+/// A thrown JavaScript value as text: `Name: message` for errors, else its string form.
+fn describe(e: &JsValue) -> String {
+    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
+        let name: String = err.name().into();
+        let message: String = err.message().into();
+        return format!("{name}: {message}");
+    }
+    e.as_string()
+        .or_else(|| js_sys::JSON::stringify(e).ok().and_then(|s| s.as_string()))
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+// ------------------------------------------------------------------------------------------
+// Peers: backends implemented in JavaScript (`./peers/index.js`)
+// ------------------------------------------------------------------------------------------
+
+/// The optional peer module as `worker.js` imported it (`None`: the page has none).
+#[derive(Clone, Debug)]
+struct PeerModule(JsValue);
+
+impl PeerModule {
+    fn new(module: JsValue) -> Option<Rc<Self>> {
+        (!module.is_undefined() && !module.is_null()).then(|| Rc::new(Self(module)))
+    }
+
+    /// Calls the module's `name` export with `args` and awaits it; a throw or a rejection
+    /// becomes its message.
+    async fn call(&self, name: &str, args: &[JsValue]) -> Result<JsValue, String> {
+        let f: Function = Reflect::get(&self.0, &JsValue::from_str(name))
+            .ok()
+            .and_then(|f| f.dyn_into().ok())
+            .ok_or_else(|| format!("./peers/index.js does not export a function {name}"))?;
+        let args: Array = args.iter().collect();
+        let value = f.apply(&self.0, &args).map_err(|e| describe(&e))?;
+        JsFuture::from(Promise::resolve(&value))
+            .await
+            .map_err(|e| describe(&e))
+    }
+
+    /// `peerBackends()`.
+    async fn backends(&self) -> Result<Vec<PeerInfo>, String> {
+        let v = self.call("peerBackends", &[]).await?;
+        from_js(&v).map_err(|e| format!("peerBackends(): {e}"))
+    }
+}
+
+/// A JavaScript value read through JSON into a Rust type.
+fn from_js<T: serde::de::DeserializeOwned>(v: &JsValue) -> Result<T, String> {
+    let text = js_sys::JSON::stringify(v)
+        .map_err(|e| describe(&e))?
+        .as_string()
+        .ok_or("not JSON-serializable")?;
+    serde_json::from_str(&text).map_err(|e| e.to_string())
+}
+
+/// A Rust value as a JavaScript value, through JSON.
+fn to_js<T: Serialize>(v: &T) -> Result<JsValue, String> {
+    let text = serde_json::to_string(v).map_err(|e| e.to_string())?;
+    js_sys::JSON::parse(&text).map_err(|e| describe(&e))
+}
+
+/// What every peer gets: the cases and the batch as JavaScript values, built once per run.
+struct PeerInputs {
+    cases: JsValue,
+    batch: JsValue,
+}
+
+impl PeerInputs {
+    fn new(suite: &SqlSuite, batch: &Batch) -> Result<Self, String> {
+        let cases: Vec<PeerCase> = suite
+            .cases
+            .iter()
+            .map(|c| PeerCase {
+                number: c.number,
+                title: c.title.clone(),
+                sql: c.sql.clone(),
+            })
+            .collect();
+        let sum = |f: fn(&bench_sql::batch::Row) -> u64| batch.rows.iter().map(f).sum::<u64>();
+        let peer_batch = PeerBatch {
+            create_sql: CREATE_SQL.to_owned(),
+            insert_sql: INSERT_SQL.to_owned(),
+            rows: batch.rows.iter().map(|r| (r.a, r.b, r.c.clone())).collect(),
+            expected: PeerBatchExpected {
+                count: u64::from(batch.len()),
+                sum_a: sum(|r| u64::from(r.a)),
+                sum_b: sum(|r| u64::from(r.b)),
+            },
+        };
+        Ok(Self {
+            cases: to_js(&cases)?,
+            batch: to_js(&peer_batch)?,
+        })
+    }
+}
+
+/// One peer in the rounds.
+struct Peer {
+    meta: BackendMeta,
+    module: Rc<PeerModule>,
+    inputs: Rc<PeerInputs>,
+    info: bench_results::sql::SuiteInfo,
+}
+
+impl Peer {
+    fn options(&self, turn: Turn) -> Result<JsValue, String> {
+        to_js(&PeerOptions {
+            round: turn.round,
+            warmup: turn.warmup,
+            seed: self.info.seed,
+            scale_divisor: self.info.scale_divisor,
+            sha256: self.info.sha256.clone(),
+        })
+    }
+}
+
+/// Our backends and the peers, in one round loop.
+enum WebContestant {
+    Ours(Ours<BrowserBackend>),
+    Peer(Peer),
+}
+
+impl Contestant for WebContestant {
+    fn meta(&self) -> BackendMeta {
+        match self {
+            WebContestant::Ours(b) => b.meta(),
+            WebContestant::Peer(p) => p.meta.clone(),
+        }
+    }
+
+    async fn suite(&mut self, suite: &SqlSuite, turn: Turn) -> Result<SuiteRun, String> {
+        match self {
+            WebContestant::Ours(b) => b.suite(suite, turn).await,
+            WebContestant::Peer(p) => {
+                let args = [
+                    JsValue::from_str(&p.meta.name),
+                    p.inputs.cases.clone(),
+                    p.options(turn)?,
+                ];
+                let v = p.module.call("runPeerSuite", &args).await?;
+                let run: SuiteRun = from_js(&v).map_err(|e| format!("runPeerSuite: {e}"))?;
+                check_suite_run(run, &p.info, p.meta.persistent)
+            }
+        }
+    }
+
+    async fn batch(&mut self, batch: &Batch, turn: Turn) -> Result<BatchRun, String> {
+        match self {
+            WebContestant::Ours(b) => b.batch(batch, turn).await,
+            WebContestant::Peer(p) => {
+                let args = [
+                    JsValue::from_str(&p.meta.name),
+                    p.inputs.batch.clone(),
+                    p.options(turn)?,
+                ];
+                let v = p.module.call("runPeerBatch", &args).await?;
+                let run: BatchRun = from_js(&v).map_err(|e| format!("runPeerBatch: {e}"))?;
+                check_batch_run(run, batch.len(), p.meta.persistent)
+            }
+        }
+    }
+}
+
 // ------------------------------------------------------------------------------------------
 // Backends and presets
 // ------------------------------------------------------------------------------------------
 
-/// One backend a suite can run.
+/// One lifecycle backend.
 #[derive(Debug, Serialize)]
-struct BackendInfo {
+struct FsBackendInfo {
     name: String,
     durability: String,
     persistent: bool,
+    storage: String,
 }
 
 /// Backends per suite, in running order.
 #[derive(Debug, Serialize)]
 struct Backends {
-    /// bench-sql (the suite and the batch share them).
-    sql: Vec<BackendInfo>,
+    /// bench-sql (the suite and the batch share them): ours, the Rust-side baselines, peers.
+    sql: Vec<BackendMeta>,
     /// bench-fs lifecycle.
-    fs: Vec<BackendInfo>,
+    fs: Vec<FsBackendInfo>,
     /// The raw workloads have no backend: OPFS itself.
-    raw: Vec<BackendInfo>,
+    raw: Vec<FsBackendInfo>,
+    /// Why the peer module could not be used, if it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peer_error: Option<String>,
 }
 
-fn sql_backends() -> Vec<BackendInfo> {
+fn our_sql_metas() -> Vec<BackendMeta> {
     BrowserBackend::all(SQL_OPFS_ROOT)
         .iter()
-        .map(|b| BackendInfo {
-            name: b.name(),
-            durability: b.durability().to_owned(),
-            persistent: b.persistent(),
-        })
+        .map(|b| b.meta())
         .collect()
+}
+
+/// Our SQL backends' metadata, then the peers' (an unusable peer module is an error).
+async fn sql_metas(peers: Option<&PeerModule>) -> (Vec<BackendMeta>, Option<String>) {
+    let mut metas = our_sql_metas();
+    let Some(peers) = peers else {
+        return (metas, None);
+    };
+    let taken: Vec<String> = metas.iter().map(|m| m.name.clone()).collect();
+    match peers.backends().await.and_then(|l| peer_metas(&l, &taken)) {
+        Ok(p) => {
+            metas.extend(p);
+            (metas, None)
+        }
+        Err(e) => (metas, Some(e)),
+    }
 }
 
 /// The lifecycle configuration the page runs: our volume in both buffer modes at every
@@ -107,30 +302,36 @@ fn lifecycle_config(c: &RunConfig, only: Vec<String>) -> LifecycleConfig {
 }
 
 /// The lifecycle backends [`lifecycle_config`] runs, as bench-fs names them.
-fn fs_backends() -> Vec<BackendInfo> {
+fn fs_backends() -> Vec<FsBackendInfo> {
     let cfg = lifecycle_config(&Preset::Full.config(), Vec::new());
     bench_fs::browser::browser_backends(&cfg, FS_OPFS_DIR)
         .iter()
-        .map(|b| BackendInfo {
+        .map(|b| FsBackendInfo {
             name: b.name(),
             durability: b.durability().to_owned(),
             persistent: true,
+            storage: b.storage().to_owned(),
         })
         .collect()
 }
 
-/// The backends each suite can run, as JSON: `{sql: [{name, durability, persistent}], fs:
-/// [...], raw: [{name: "opfs", ...}]}`.
+/// The backends each suite can run, as JSON: `{sql: [BackendMeta], fs: [{name, durability,
+/// persistent, storage}], raw: [{name: "opfs", ...}], peer_error?}`. `peers` is the module
+/// `./peers/index.js` (or `undefined`).
 #[wasm_bindgen]
-pub fn backends() -> String {
+pub async fn backends(peers: JsValue) -> String {
+    let module = PeerModule::new(peers);
+    let (sql, peer_error) = sql_metas(module.as_deref()).await;
     to_json(&Backends {
-        sql: sql_backends(),
+        sql,
         fs: fs_backends(),
-        raw: vec![BackendInfo {
+        raw: vec![FsBackendInfo {
             name: RAW_BACKEND.to_owned(),
             durability: "raw OPFS calls (flush only where the workload says)".to_owned(),
             persistent: true,
+            storage: "opfs".to_owned(),
         }],
+        peer_error,
     })
 }
 
@@ -149,58 +350,26 @@ pub fn presets() -> String {
     to_json(&map)
 }
 
+/// A result document of any version the page reads (a file the user loads), converted to the
+/// current layout with every summary computed, as JSON; rejects what is not a document.
+#[wasm_bindgen]
+pub fn load_document(text: String) -> Result<String, JsValue> {
+    let doc = Document::from_json(&text).map_err(|e| js_error(e.to_string()))?;
+    doc.to_json().map_err(|e| js_error(e.to_string()))
+}
+
 // ------------------------------------------------------------------------------------------
 // Environment
 // ------------------------------------------------------------------------------------------
 
-fn global_get(path: &[&str]) -> Option<JsValue> {
-    let mut v: JsValue = js_sys::global().into();
-    for key in path {
-        if v.is_undefined() || v.is_null() {
-            return None;
-        }
-        v = Reflect::get(&v, &JsValue::from_str(key)).ok()?;
-    }
-    (!v.is_undefined() && !v.is_null()).then_some(v)
+async fn page_environment(commit: Option<String>) -> bench_results::Environment {
+    let mut env = bench_sql::browser::environment(commit).await;
+    env.page_version = Some(env!("CARGO_PKG_VERSION").to_owned());
+    env
 }
 
-/// `navigator.storage.persisted()`, where the worker has it.
-async fn storage_persisted() -> Option<bool> {
-    let storage = global_get(&["navigator", "storage"])?;
-    let method: Function = Reflect::get(&storage, &JsValue::from_str("persisted"))
-        .ok()?
-        .dyn_into()
-        .ok()?;
-    let promise: Promise = method.call0(&storage).ok()?.dyn_into().ok()?;
-    JsFuture::from(promise).await.ok()?.as_bool()
-}
-
-async fn page_environment(commit: Option<String>) -> PageEnvironment {
-    let env = bench_sql::browser::environment(commit.clone()).await;
-    let opfs_available =
-        global_get(&["navigator", "storage", "getDirectory"]).is_some_and(|f| f.is_function());
-    PageEnvironment {
-        user_agent: env.user_agent,
-        browser: env.browser,
-        browser_version: env.browser_version,
-        platform: Some(env.os).filter(|s| !s.is_empty()),
-        hardware_concurrency: env.cpu_count,
-        device_memory_gb: global_get(&["navigator", "deviceMemory"]).and_then(|v| v.as_f64()),
-        timer_resolution_us: env.timer_resolution_us,
-        cross_origin_isolated: env.cross_origin_isolated,
-        secure_context: global_get(&["isSecureContext"]).and_then(|v| v.as_bool()),
-        opfs_available,
-        storage_usage_bytes: env.storage_usage_bytes,
-        storage_quota_bytes: env.storage_quota_bytes,
-        storage_persisted: storage_persisted().await,
-        sqlite_version: Some(env.sqlite_version).filter(|s| !s.is_empty()),
-        commit,
-        page_version: env!("CARGO_PKG_VERSION").to_owned(),
-    }
-}
-
-/// The environment as the worker sees it, as JSON ([`PageEnvironment`]); `commit` is recorded
-/// as given.
+/// The environment as the worker sees it, as JSON (`bench_results::Environment`); `commit`
+/// is recorded as given.
 #[wasm_bindgen]
 pub async fn environment(commit: Option<String>) -> String {
     to_json(&page_environment(commit).await)
@@ -215,11 +384,13 @@ struct Reporter {
     callback: Function,
     started_ms: f64,
     steps: Steps,
+    /// Measured times so far per (suite, backend, case), for `so_far`.
+    seen: HashMap<(String, String, String), Vec<f64>>,
 }
 
 impl Reporter {
     fn emit(
-        &self,
+        &mut self,
         suite: &str,
         backend: &str,
         case: &str,
@@ -227,14 +398,29 @@ impl Reporter {
         warmup: bool,
         ms: Option<f64>,
     ) {
+        // `Some(NaN)`: the unit ended in a failure (finished, no time).
+        let ended = ms.is_some();
+        let ms = ms.filter(|m| m.is_finite());
+        let so_far = match ms {
+            Some(m) if !warmup => {
+                let v = self
+                    .seen
+                    .entry((suite.to_owned(), backend.to_owned(), case.to_owned()))
+                    .or_default();
+                v.push(m);
+                Stat::of(v)
+            }
+            _ => None,
+        };
         let event = ProgressEvent {
             suite: suite.to_owned(),
             backend: backend.to_owned(),
             case: case.to_owned(),
             run,
             warmup,
-            status: if ms.is_some() { "end" } else { "start" }.to_owned(),
+            status: if ended { "end" } else { "start" }.to_owned(),
             ms,
+            so_far,
             done_steps: self.steps.done(),
             total_steps: self.steps.total(),
             elapsed_ms: js_sys::Date::now() - self.started_ms,
@@ -252,41 +438,63 @@ const PART_FS: usize = 1;
 const PART_RAW: usize = 2;
 
 /// Runs the suites `config_json` ([`Request`]) selects and resolves to the result document
-/// ([`Document`]) as JSON. `on_progress` gets a [`ProgressEvent`] as a JSON string before and
-/// after each unit of work. Rejects only if the request is invalid; a failing suite is
-/// recorded in `verifications.failures` and the others still run.
+/// (`bench_results::Document`, summarized) as JSON. `on_progress` gets a `ProgressEvent` as a
+/// JSON string before and after each unit of work. `peers` is the module `./peers/index.js`
+/// (or `undefined`): its backends join the SQL rounds. Rejects only if the request is invalid;
+/// a failing backend or suite is recorded in `verifications.failures` and the rest still runs.
 #[wasm_bindgen]
-pub async fn run(config_json: String, on_progress: Function) -> Result<String, JsValue> {
+pub async fn run(
+    config_json: String,
+    on_progress: Function,
+    peers: JsValue,
+) -> Result<String, JsValue> {
     let started_ms = js_sys::Date::now();
     let generated_at: String = js_sys::Date::new_0().to_iso_string().into();
     let config = Request::from_json(&config_json)
         .and_then(|r| r.resolve())
         .map_err(js_error)?;
+    let module = PeerModule::new(peers);
 
-    let sql_names: Vec<String> = sql_backends()
+    let run_sql = config.runs_suite(Suite::Sql) || config.runs_suite(Suite::Batch);
+    let (metas, peer_error) = if run_sql {
+        sql_metas(module.as_deref()).await
+    } else {
+        (Vec::new(), None)
+    };
+    let sql_metas: Vec<BackendMeta> = metas
         .into_iter()
-        .map(|b| b.name)
-        .filter(|n| config.selects_backend(n))
+        .filter(|m| config.selects_backend(&m.name))
         .collect();
     let fs_names: Vec<String> = fs_backends()
         .into_iter()
         .map(|b| b.name)
         .filter(|n| config.selects_backend(n))
         .collect();
-    let run_sql = config.runs_suite(Suite::Sql) || config.runs_suite(Suite::Batch);
     let run_fs = config.runs_suite(Suite::Fs);
     let run_raw = config.runs_suite(Suite::Raw);
     let rounds = config.runs + config.warmup;
-    let count = |v: &[String]| u32::try_from(v.len()).unwrap_or(u32::MAX);
+    let fs_rounds = config.fs_rounds() + config.warmup;
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     let estimate = |on: bool, units: u32| if on { units.saturating_mul(rounds) } else { 0 };
+    let estimate_fs = |on: bool, units: u32| {
+        if on {
+            units.saturating_mul(fs_rounds)
+        } else {
+            0
+        }
+    };
+    let workloads =
+        u32::from(config.runs_suite(Suite::Sql)) + u32::from(config.runs_suite(Suite::Batch));
+    let runnable = sql_metas.iter().filter(|m| m.skipped.is_none()).count();
     let reporter = RefCell::new(Reporter {
         callback: on_progress,
         started_ms,
         steps: Steps::new(&[
-            estimate(run_sql, count(&sql_names) * 2),
-            estimate(run_fs, count(&fs_names)),
-            estimate(run_raw, bench_fs::raw::workload_count(&raw_config(&config))),
+            estimate(run_sql, count(runnable) * workloads),
+            estimate_fs(run_fs, count(fs_names.len())),
+            estimate_fs(run_raw, bench_fs::raw::workload_count(&raw_config(&config))),
         ]),
+        seen: HashMap::new(),
     });
 
     let environment = page_environment(config.commit.clone()).await;
@@ -298,16 +506,20 @@ pub async fn run(config_json: String, on_progress: Function) -> Result<String, J
         ));
     }
     if config.warmup == 0 {
-        doc.notes
-            .push("No warm-up run: the first run includes compilation and cache warm-up.".into());
+        doc.notes.push(
+            "No warm-up round: the first round includes compilation and cache warm-up.".into(),
+        );
+    }
+    if let Some(e) = peer_error {
+        doc.verifications.fail("sql", None, format!("peers: {e}"));
     }
 
     if run_sql {
-        if sql_names.is_empty() {
+        if sql_metas.is_empty() {
             doc.notes
                 .push("SQL: no backend matches the backend filter; skipped.".into());
         } else {
-            run_sql_suites(&config, sql_names, &reporter, &mut doc).await;
+            run_sql_rounds(&config, &sql_metas, module, &reporter, &mut doc).await;
         }
         reporter.borrow_mut().steps.finish(PART_SQL);
     }
@@ -339,25 +551,54 @@ pub async fn run(config_json: String, on_progress: Function) -> Result<String, J
             ),
         );
     }
+    // Every summary, once, here: medians, paired ratios with intervals, goals, floors.
+    doc.summarize(&Bootstrap::default());
     doc.duration_ms = js_sys::Date::now() - started_ms;
     doc.to_json().map_err(|e| js_error(e.to_string()))
 }
 
-/// The name of the backend an error of bench-sql happened in, if it says.
-fn sql_error_backend(e: &bench_sql::BenchError) -> Option<String> {
-    match e {
-        bench_sql::BenchError::InBackend { backend, .. }
-        | bench_sql::BenchError::Lifecycle { backend, .. } => Some(backend.clone()),
-        _ => None,
+/// Records what the SQL rounds verified and what failed or was skipped.
+fn record_sql(sql: &SqlSection, config: &RunConfig, doc: &mut Document) {
+    let label = match (
+        config.runs_suite(Suite::Sql),
+        config.runs_suite(Suite::Batch),
+    ) {
+        (true, true) => "sql+batch",
+        (true, false) => "sql",
+        _ => "batch",
+    };
+    let rows = sql.suite.batch_rows;
+    for b in &sql.backends {
+        let name = &b.meta.name;
+        if let Some(reason) = &b.meta.skipped {
+            doc.notes.push(format!("SQL: {name} skipped: {reason}"));
+            continue;
+        }
+        let n = b.runs.len() + b.warmup_runs.len();
+        if let Some(e) = &b.error {
+            doc.verifications.fail(label, Some(name), e.clone());
+            if n > 0 {
+                doc.notes.push(format!(
+                    "SQL: {name} failed after {n} round(s); those rounds are kept, the other backends ran on."
+                ));
+            }
+            continue;
+        }
+        let verified = if b.meta.persistent {
+            format!("after reopen, the dropped tables were absent and integrity_check ok (suite), all {rows} rows present (batch)")
+        } else {
+            "not persistent: no reopen to verify".to_owned()
+        };
+        doc.verifications
+            .pass(format!("{label}: {name}: {n} rounds completed; {verified}"));
     }
 }
 
-/// bench-sql over `names`. A backend that fails is recorded and left out, and the others run
-/// again without it (bench-sql interleaves backends per run index and returns nothing on
-/// error, so this is the only way to keep the others' results).
-async fn run_sql_suites(
+/// The SQL rounds: our backends and the peers in `metas`, every round in a shuffled order.
+async fn run_sql_rounds(
     config: &RunConfig,
-    mut names: Vec<String>,
+    metas: &[BackendMeta],
+    module: Option<Rc<PeerModule>>,
     reporter: &RefCell<Reporter>,
     doc: &mut Document,
 ) {
@@ -368,156 +609,146 @@ async fn run_sql_suites(
     };
     let suite_label = format!("16 cases{scaled}");
     let batch_label = format!("10k batch{scaled}");
-    let label = match (
-        config.runs_suite(Suite::Sql),
-        config.runs_suite(Suite::Batch),
-    ) {
-        (true, true) => "sql+batch",
-        (true, false) => "sql",
-        _ => "batch",
-    };
-    while !names.is_empty() {
-        let sql_config = BrowserConfig {
-            runs: config.runs,
-            warmup: config.warmup,
-            seed: config.seed,
-            scale: config.sql_scale,
-            backends: names.clone(),
-            opfs_root: SQL_OPFS_ROOT.to_owned(),
-            commit: config.commit.clone(),
-        };
-        let mut on_progress = |p: bench_sql::browser::Progress| {
-            let mut r = reporter.borrow_mut();
-            r.steps.report(PART_SQL, p.done, p.total);
-            let (suite, case) = match p.workload {
-                Workload::Suite => ("sql", suite_label.as_str()),
-                Workload::Batch => ("batch", batch_label.as_str()),
-            };
-            r.emit(suite, &p.backend, case, p.run, p.warmup, p.ms);
-        };
-        match bench_sql::browser::run_browser(sql_config, &mut on_progress).await {
-            Ok(result) => {
-                let rows = result.suite.batch_rows;
-                for b in &result.backends {
-                    let n = b.runs.len() + b.warmup_runs.len();
-                    let verified = if b.persistent {
-                        format!("after reopen, the dropped tables were absent and integrity_check ok (suite), all {rows} rows present (batch)")
-                    } else {
-                        "not persistent: no reopen to verify".to_owned()
-                    };
-                    doc.verifications.pass(format!(
-                        "{label}: {}: {n} runs completed; {verified}",
-                        b.name
-                    ));
-                }
-                match serde_json::to_value(&result) {
-                    Ok(v) => doc.sql = Some(v),
-                    Err(e) => doc.verifications.fail(label, None, e.to_string()),
-                }
-                return;
-            }
-            Err(e) => {
-                let backend = sql_error_backend(&e);
-                doc.verifications
-                    .fail(label, backend.as_deref(), e.to_string());
-                match backend {
-                    Some(b) if names.contains(&b) => {
-                        names.retain(|n| *n != b);
-                        if !names.is_empty() {
-                            doc.notes.push(format!(
-                                "SQL: {b} failed; the other backends ran again without it."
-                            ));
-                        }
-                        let mut r = reporter.borrow_mut();
-                        let total = u32::try_from(names.len()).unwrap_or(u32::MAX)
-                            * 2
-                            * (config.runs + config.warmup);
-                        r.steps.report(PART_SQL, 0, total);
-                    }
-                    _ => return,
+    let (suite, batch) = bench_sql::workloads(config.seed, config.sql_scale);
+    let info = bench_sql::runner::suite_info(&suite, &batch);
+
+    // Leftovers of an interrupted run (a closed tab mid-run) would only take space.
+    if let Err(e) = remove_root(SQL_OPFS_ROOT).await {
+        doc.verifications
+            .fail("sql", None, format!("removing old OPFS data: {e}"));
+        return;
+    }
+    let root = format!("{SQL_OPFS_ROOT}/run-{}", random_tag());
+    let mut ours: Vec<Option<BrowserBackend>> =
+        BrowserBackend::all(&root).into_iter().map(Some).collect();
+    let inputs = match &module {
+        Some(_) if metas.iter().any(|m| !ours_has(&ours, &m.name)) => {
+            match PeerInputs::new(&suite, &batch) {
+                Ok(i) => Some(Rc::new(i)),
+                Err(e) => {
+                    doc.verifications.fail(
+                        "sql",
+                        None,
+                        format!("peers: building their inputs: {e}"),
+                    );
+                    None
                 }
             }
         }
+        _ => None,
+    };
+    let mut contestants: Vec<WebContestant> = Vec::new();
+    for m in metas {
+        if let Some(slot) = ours
+            .iter_mut()
+            .find(|b| b.as_ref().is_some_and(|b| b.name() == m.name))
+        {
+            if let Some(b) = slot.take() {
+                contestants.push(WebContestant::Ours(Ours(b)));
+            }
+            continue;
+        }
+        let (Some(module), Some(inputs)) = (&module, &inputs) else {
+            continue;
+        };
+        contestants.push(WebContestant::Peer(Peer {
+            meta: m.clone(),
+            module: module.clone(),
+            inputs: inputs.clone(),
+            info: info.clone(),
+        }));
     }
+
+    let plan = Plan {
+        runs: config.runs,
+        warmup: config.warmup,
+        order_seed: config
+            .order_seed
+            .unwrap_or(bench_results::stats::ORDER_SEED),
+        suite: config.runs_suite(Suite::Sql),
+        batch: config.runs_suite(Suite::Batch),
+        data_dir: Some(format!("opfs:{SQL_OPFS_ROOT}")),
+    };
+    let mut on_progress = |p: &bench_sql::runner::Progress| {
+        let mut r = reporter.borrow_mut();
+        r.steps.report(PART_SQL, p.done, p.total);
+        let (suite, case) = match p.workload {
+            Workload::Suite => ("sql", suite_label.as_str()),
+            Workload::Batch => ("batch", batch_label.as_str()),
+        };
+        let ms = match &p.outcome {
+            None => None,
+            Some(Ok(ms)) => Some(*ms),
+            // A failure ends the unit: reported as finished without a time.
+            Some(Err(_)) => Some(f64::NAN),
+        };
+        r.emit(suite, &p.backend, case, p.run, p.warmup, ms);
+    };
+    let sql = run_rounds(&mut contestants, &plan, &suite, &batch, &mut on_progress).await;
+    drop(contestants);
+    // Every backend's cleanup removed its own directory; this removes the run's and the root.
+    if let Err(e) = remove_opfs_dir(&root).await {
+        doc.notes
+            .push(format!("SQL: removing {root} after the run failed: {e}"));
+    }
+    let _ = remove_root(SQL_OPFS_ROOT).await;
+    record_sql(&sql, config, doc);
+    doc.sql = Some(sql);
 }
 
-/// The name of the backend an error of bench-fs happened in, if it says.
-fn fs_error_backend(e: &bench_fs::FsError) -> Option<String> {
-    match e {
-        bench_fs::FsError::InPhase { backend, .. } => Some(backend.clone()),
-        _ => None,
-    }
+fn ours_has(ours: &[Option<BrowserBackend>], name: &str) -> bool {
+    ours.iter().flatten().any(|b| b.name() == name)
 }
 
 fn fs_config(config: &RunConfig) -> bench_fs::Config {
     bench_fs::Config {
-        runs: config.runs,
+        runs: config.fs_rounds(),
         warmup: config.warmup,
         lifecycle: None,
         raw: None,
         dir: FS_OPFS_DIR.to_owned(),
-        commit: config.commit.clone(),
+        order_seed: config
+            .order_seed
+            .unwrap_or(bench_results::stats::ORDER_SEED),
     }
 }
 
-/// bench-fs' lifecycle over `names`; a failing backend is recorded and the others run again
-/// without it.
+/// bench-fs' lifecycle over `names`, in rounds; a failing backend is recorded and the others
+/// run on.
 async fn run_fs_suite(
     config: &RunConfig,
-    mut names: Vec<String>,
+    names: Vec<String>,
     reporter: &RefCell<Reporter>,
     doc: &mut Document,
 ) {
-    while !names.is_empty() {
-        let mut fs_config = fs_config(config);
-        fs_config.lifecycle = Some(lifecycle_config(config, names.clone()));
-        reporter
-            .borrow()
-            .emit("fs", &names[0], "lifecycle", 1, config.warmup > 0, None);
-        let mut on_progress = |p: bench_fs::Progress| {
-            let mut r = reporter.borrow_mut();
-            r.steps.report(PART_FS, p.done, p.total);
-            r.emit("fs", &p.item, "lifecycle", p.run, p.warmup, Some(p.ms));
-        };
-        match bench_fs::browser::run_browser(&fs_config, &mut on_progress).await {
-            Ok(mut result) => {
-                result.raw = None;
-                if let Some(l) = &result.lifecycle {
-                    let survivors = l.files - l.files / 2;
-                    for b in &l.backends {
-                        let n = b.runs.len() + b.warmup_runs.len();
-                        doc.verifications.pass(format!(
-                            "fs: {}: {n} runs; every byte read back, and after reopen exactly the {survivors} survivors listed and read back",
+    let mut fs_config = fs_config(config);
+    fs_config.lifecycle = Some(lifecycle_config(config, names.clone()));
+    reporter
+        .borrow_mut()
+        .emit("fs", &names[0], "lifecycle", 1, config.warmup > 0, None);
+    let mut on_progress = |p: bench_fs::Progress| {
+        let mut r = reporter.borrow_mut();
+        r.steps.report(PART_FS, p.done, p.total);
+        r.emit("fs", &p.item, "lifecycle", p.run, p.warmup, Some(p.ms));
+    };
+    match bench_fs::browser::run_browser(&fs_config, &mut on_progress).await {
+        Ok(result) => {
+            if let Some(l) = &result.lifecycle {
+                let survivors = l.files - l.files / 2;
+                for b in &l.backends {
+                    let n = b.runs.len() + b.warmup_runs.len();
+                    match &b.error {
+                        Some(e) => doc.verifications.fail("fs", Some(&b.name), e.clone()),
+                        None => doc.verifications.pass(format!(
+                            "fs: {}: {n} rounds; every byte read back, and after reopen exactly the {survivors} survivors listed and read back",
                             b.name
-                        ));
+                        )),
                     }
                 }
-                match serde_json::to_value(&result) {
-                    Ok(v) => doc.fs = Some(v),
-                    Err(e) => doc.verifications.fail("fs", None, e.to_string()),
-                }
-                return;
             }
-            Err(e) => {
-                let backend = fs_error_backend(&e);
-                doc.verifications
-                    .fail("fs", backend.as_deref(), e.to_string());
-                match backend {
-                    Some(b) if names.contains(&b) => {
-                        names.retain(|n| *n != b);
-                        if !names.is_empty() {
-                            doc.notes.push(format!(
-                                "Filesystem lifecycle: {b} failed; the other backends ran again without it."
-                            ));
-                        }
-                        let total = u32::try_from(names.len()).unwrap_or(u32::MAX)
-                            * (config.runs + config.warmup);
-                        reporter.borrow_mut().steps.report(PART_FS, 0, total);
-                    }
-                    _ => return,
-                }
-            }
+            doc.fs = result.lifecycle;
         }
+        Err(e) => doc.verifications.fail("fs", None, e.to_string()),
     }
 }
 
@@ -533,7 +764,7 @@ fn raw_config(config: &RunConfig) -> RawConfig {
 async fn run_raw_suite(config: &RunConfig, reporter: &RefCell<Reporter>, doc: &mut Document) {
     let mut fs_config = fs_config(config);
     fs_config.raw = Some(raw_config(config));
-    reporter.borrow().emit(
+    reporter.borrow_mut().emit(
         "raw",
         RAW_BACKEND,
         "per-call workloads",
@@ -553,10 +784,7 @@ async fn run_raw_suite(config: &RunConfig, reporter: &RefCell<Reporter>, doc: &m
                 let series = raw.runs.first().map_or(0, |r| r.series.len());
                 doc.verifications
                     .pass(format!("raw: {series} call series × {runs} runs completed"));
-                match serde_json::to_value(&raw) {
-                    Ok(v) => doc.raw = Some(v),
-                    Err(e) => doc.verifications.fail("raw", None, e.to_string()),
-                }
+                doc.raw = Some(raw);
             }
             None => doc
                 .verifications

@@ -1,13 +1,15 @@
 // The benchmark page's main thread: controls, the worker, progress, tables and SVG charts.
 // No framework, no dependencies. The worker (worker.js) runs everything; this file only
-// renders. Result documents are described in web/README.md.
+// renders what the result document says: it computes no statistic (every median, ratio,
+// interval, rank and goal verdict is computed once in Rust, bench-results). Result documents are
+// described in web/README.md.
 //
 // Automation contract (the headless runner, bench-runner, relies on it):
 //   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw&backends=<list>|all
-//        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N)
+//        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N)
 //   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, error,
-//                     consoleErrors: []}, updated live. The results view is rendered before
-//   state becomes 'done'.
+//                     consoleErrors: [], calibrate()}, updated live. The results view is rendered
+//   before state becomes 'done'. calibrate() resolves to the worker's CPU calibration loop times.
 
 'use strict';
 
@@ -50,26 +52,6 @@ const escWrap = (v) => esc(v).replace(/-/g, '-<wbr>');
 const esc = (v) => String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 
 const isNum = (v) => typeof v === 'number' && Number.isFinite(v);
-
-/** Median (mean of the middle two for an even count), min, max, n; null if no samples. */
-function statOf(samples) {
-  const v = samples.filter(isNum).sort((a, b) => a - b);
-  if (!v.length) return null;
-  const n = v.length;
-  const median = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  return { median, min: v[0], max: v[n - 1], n };
-}
-
-/** Per-field lower median of physical counters. */
-function medianCounters(list) {
-  const c = list.filter(Boolean);
-  if (!c.length) return null;
-  const field = (k) => {
-    const v = c.map((x) => x[k]).sort((a, b) => a - b);
-    return v[Math.floor((v.length - 1) / 2)];
-  };
-  return { flushes: field('flushes'), writes: field('writes'), bytes_written: field('bytes_written'), reads: field('reads') };
-}
 
 const nf2 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 const nf1 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
@@ -127,18 +109,23 @@ function fmtElapsed(ms) {
 
 const fmtRatio = (r) => (isNum(r) ? `×${r < 10 ? nf2.format(r) : nf1.format(r)}` : '–');
 
-const ordinal = (n) => ['1st', '2nd', '3rd'][n - 1] ?? `${n}th`;
-
-/** Ranks (1-based) of the values in a row by ascending median; ties share a rank. */
-function ranksOf(values) {
-  const present = values.filter(([, v]) => isNum(v)).sort((a, b) => a[1] - b[1]);
-  const ranks = new Map();
-  present.forEach(([key, v], i) => {
-    const prev = i > 0 ? present[i - 1] : null;
-    ranks.set(key, prev && prev[1] === v ? ranks.get(prev[0]) : i + 1);
-  });
-  return ranks;
+/**
+ * A paired ratio from the document (`{median, lo?, hi?, min, max, n}`, computed in Rust) as
+ * `×1.02 [0.99–1.05]`, or `×1.02 (n=2)` when there were too few rounds for an interval.
+ */
+function fmtRatioStat(r) {
+  if (!r || !isNum(r.median)) return '';
+  const m = fmtRatio(r.median);
+  return isNum(r.lo) && isNum(r.hi) ? `${m} [${nf2.format(r.lo)}–${nf2.format(r.hi)}]` : `${m} (n=${r.n})`;
 }
+
+const VERDICTS = { met: ['met', 'pass'], not_met: ['not met', 'fail'], undecided: ['undecided', 'muted'] };
+const verdictBadge = (v) => {
+  const [text, cls] = VERDICTS[v] ?? [String(v), 'muted'];
+  return `<span class="verdict ${cls}">${esc(text)}</span>`;
+};
+
+const ordinal = (n) => ['1st', '2nd', '3rd'][n - 1] ?? `${n}th`;
 
 const rankBadge = (rank) => (rank && rank <= 3 ? `<span class="rank r${rank}" title="${ordinal(rank)} lowest median in this row">${ordinal(rank)}</span>` : '');
 
@@ -237,22 +224,37 @@ const SQL_PHASES = [
 
 const SUITE_LABELS = { sql: '16-case SQL suite', batch: '10,000-row transaction', fs: 'Filesystem lifecycle', raw: 'Raw OPFS per-call floor' };
 
-function browserLabel(env) {
+function browserLabel(env, doc = null) {
   if (!env) return 'unknown browser';
   const version = env.browser_version ? ` ${String(env.browser_version).split('.')[0]}` : '';
-  if (env.browser) return `${env.browser}${version}`;
-  return env.platform === 'native' ? `native (${env.os ?? '?'})` : 'unknown browser';
+  const emulated = doc?.runner?.emulation ? ' (phone emulation, not a phone)' : '';
+  if (env.browser) return `${env.browser}${version}${emulated}`;
+  return env.runtime === 'native' ? `native (${env.os ?? '?'})` : 'unknown browser';
 }
+
+// Every view below reads the summaries the document carries (computed once, in Rust, by the
+// worker or, for a loaded file, by its `load_document`): medians, min–max, paired ratios with
+// their intervals, ranks, counters, floors, goals. Nothing here computes a statistic.
 
 function sqlViewOf(sql) {
   if (!sql || !Array.isArray(sql.backends)) return null;
-  const backends = sql.backends.map((b) => ({ name: b.name, durability: b.durability, persistent: b.persistent !== false }));
-  const per = (pick) => Object.fromEntries(sql.backends.map((b) => [b.name, statOf((b.runs ?? []).map(pick))]));
-  const titles = new Map((sql.suite?.cases ?? []).map((c) => [c.number, c.title]));
-  const numbers = sql.suite?.cases?.length
-    ? sql.suite.cases.map((c) => c.number)
-    : (sql.backends[0]?.runs?.[0]?.suite?.cases ?? []).map((c) => c.number);
-  const caseOf = (r, n) => r.suite?.cases?.find((c) => c.number === n);
+  const list = sql.backends;
+  const backends = list.map((b) => ({
+    name: b.name,
+    durability: b.durability,
+    persistent: b.persistent !== false,
+    engine: b.engine ?? 'sqlite',
+    reference: b.reference ?? null,
+    pkg: [b.package, b.version].filter(Boolean).join(' '),
+    settings: b.durability_settings ?? '',
+    skipped: b.skipped ?? null,
+    error: b.error ?? null,
+    isReference: b.reference ? b.reference === b.name : b.persistent === false,
+    isOurs: b.name.startsWith('ours-'),
+  }));
+  const by = (f) => Object.fromEntries(list.map((b) => [b.name, f(b) ?? null]));
+  const sm = (b) => b.summary ?? {};
+  const caseOf = (arr, n) => (arr ?? []).find((c) => c.number === n);
   return {
     backends,
     scale: sql.suite?.scale_divisor ?? 1,
@@ -261,94 +263,99 @@ function sqlViewOf(sql) {
     batchRows: sql.suite?.batch_rows,
     runs: sql.config?.runs,
     warmup: sql.config?.warmup,
+    orderSeed: sql.config?.order_seed,
+    rounds: sql.rounds ?? [],
+    bootstrap: sql.bootstrap ?? null,
+    goals: sql.goals ?? [],
     metrics: {
-      total: per((r) => r.suite?.total_ms),
-      test1: per((r) => r.suite?.test1_ms),
-      rest: per((r) => (isNum(r.suite?.total_ms) && isNum(r.suite?.test1_ms) ? r.suite.total_ms - r.suite.test1_ms : null)),
-      batch: per((r) => r.batch?.ms),
+      total: by((b) => sm(b).total_ms),
+      test1: by((b) => sm(b).test1_ms),
+      rest: by((b) => sm(b).tests_2_to_16_ms),
+      batch: by((b) => sm(b).batch_ms),
     },
-    cases: numbers.map((n) => ({
-      number: n,
-      title: titles.get(n) ?? `Case ${n}`,
-      stats: per((r) => caseOf(r, n)?.ms),
-      counters: Object.fromEntries(sql.backends.map((b) => [b.name, medianCounters((b.runs ?? []).map((r) => caseOf(r, n)?.counters))])),
+    ratios: {
+      total: by((b) => b.ratios?.total),
+      test1: by((b) => b.ratios?.test1),
+      rest: by((b) => b.ratios?.tests_2_to_16),
+      batch: by((b) => b.ratios?.batch),
+    },
+    ranks: {
+      total: by((b) => sm(b).ranks?.total),
+      test1: by((b) => sm(b).ranks?.test1),
+      rest: by((b) => sm(b).ranks?.tests_2_to_16),
+      batch: by((b) => sm(b).ranks?.batch),
+    },
+    references: by((b) => b.ratios?.reference),
+    cases: (sql.suite?.cases ?? []).map((c) => ({
+      number: c.number,
+      title: c.title,
+      stats: by((b) => caseOf(sm(b).cases_ms, c.number)?.ms),
+      counters: by((b) => caseOf(sm(b).cases_ms, c.number)?.counters),
+      ratios: by((b) => caseOf(b.ratios?.cases, c.number)?.ratio),
     })),
-    batchCounters: Object.fromEntries(sql.backends.map((b) => [b.name, medianCounters((b.runs ?? []).map((r) => r.batch?.counters))])),
+    batchCounters: by((b) => sm(b).batch_counters),
     phases: {
-      suite: SQL_PHASES.map(([k, label]) => ({ label, stats: per((r) => r.suite?.phases?.[k]) })),
-      batch: SQL_PHASES.map(([k, label]) => ({ label, stats: per((r) => r.batch?.phases?.[k]) })),
+      suite: SQL_PHASES.map(([k, label]) => ({ label, stats: by((b) => sm(b).suite_phases?.[k]) })),
+      batch: SQL_PHASES.map(([k, label]) => ({ label, stats: by((b) => sm(b).batch_phases?.[k]) })),
     },
   };
 }
 
 function fsViewOf(fs) {
-  const l = fs?.lifecycle;
-  if (!l || !Array.isArray(l.backends)) return null;
-  const phaseNames = (l.backends[0]?.runs?.[0]?.phases ?? []).map((p) => p.phase);
-  const per = (pick) => Object.fromEntries(l.backends.map((b) => [b.name, statOf((b.runs ?? []).map(pick))]));
+  if (!fs || !Array.isArray(fs.backends)) return null;
+  const by = (f) => Object.fromEntries(fs.backends.map((b) => [b.name, f(b) ?? null]));
+  const phaseOf = (b, phase) => (b.summary?.phases ?? []).find((p) => p.phase === phase);
+  const ratioOf = (b, phase) => (b.ratios?.phases ?? []).find((p) => p.phase === phase)?.ratio;
+  const names = (fs.backends.find((b) => b.summary)?.summary?.phases ?? []).map((p) => p.phase);
   return {
-    files: l.files,
-    fileSize: l.file_size_bytes,
-    backends: l.backends.map((b) => ({ name: b.name, durability: b.durability, storage: b.storage, rename: b.rename_method })),
-    phases: phaseNames.map((phase) => ({
+    files: fs.files,
+    fileSize: fs.file_size_bytes,
+    backends: fs.backends.map((b) => ({ name: b.name, durability: b.durability, storage: b.storage, rename: b.rename_method, error: b.error ?? null, baseline: String(b.storage ?? '').endsWith('file-per-file') })),
+    versus: fs.backends.find((b) => b.ratios)?.ratios?.versus ?? null,
+    floors: fs.floors ?? [],
+    phases: names.map((phase) => ({
       phase,
-      stats: per((r) => r.phases?.find((p) => p.phase === phase)?.ms),
-      counters: Object.fromEntries(l.backends.map((b) => [b.name, medianCounters((b.runs ?? []).map((r) => r.phases?.find((p) => p.phase === phase)?.counters))])),
+      stats: by((b) => phaseOf(b, phase)?.ms),
+      counters: by((b) => phaseOf(b, phase)?.counters),
+      ratios: by((b) => ratioOf(b, phase)),
+      floorRatio: by((b) => phaseOf(b, phase)?.floor_ratio),
     })),
-    total: per((r) => r.total_ms),
+    total: by((b) => b.summary?.total_ms),
+    totalRatio: by((b) => b.ratios?.total),
+    ranks: by((b) => b.summary?.rank),
   };
 }
 
 function rawViewOf(raw) {
-  if (!raw || !Array.isArray(raw.runs)) return null;
-  const names = (raw.runs[0]?.series ?? []).map((s) => s.name);
+  if (!raw || !Array.isArray(raw.summary)) return null;
   return {
-    runs: raw.runs.length,
-    series: names.map((name) => {
-      const list = raw.runs.map((r) => r.series?.find((s) => s.name === name)).filter(Boolean);
-      const first = list[0] ?? {};
-      const st = (k) => statOf(list.map((s) => s.stats?.[k]));
-      return {
-        name,
-        calls: first.calls,
-        bytesPerCall: first.bytes_per_call,
-        totalBytes: first.total_bytes,
-        mean: st('mean_us'),
-        p50: st('p50_us'),
-        p90: st('p90_us'),
-        p99: st('p99_us'),
-        max: st('max_us'),
-        first: st('first_us'),
-        totalUs: st('total_us'),
-      };
-    }),
+    runs: (raw.runs ?? []).length,
+    derived: raw.derived ?? null,
+    series: raw.summary.map((s) => ({
+      name: s.name,
+      calls: s.calls,
+      bytesPerCall: s.bytes_per_call,
+      totalBytes: s.total_bytes,
+      mean: s.mean_us,
+      p50: s.p50_us,
+      p90: s.p90_us,
+      p99: s.p99_us,
+      max: s.max_us,
+      first: s.first_us,
+      totalUs: s.total_us,
+    })),
   };
-}
-
-/** Accepts the page's document, or a bare bench-sql / bench-fs result, and returns a document. */
-function normalizeDocument(d) {
-  if (!d || typeof d !== 'object') throw new Error('not a JSON object');
-  if ('verifications' in d || 'generated_at' in d) return d;
-  if (Array.isArray(d.backends) && d.suite) {
-    return { schema_version: 0, generated_at: null, config: { suites: ['sql', 'batch'] }, environment: d.environment, sql: d, verifications: null };
-  }
-  if ('lifecycle' in d || 'raw' in d) {
-    const suites = [d.lifecycle && 'fs', d.raw && 'raw'].filter(Boolean);
-    return { schema_version: 0, generated_at: null, config: { suites }, environment: d.environment, fs: d.lifecycle ? d : null, raw: d.raw ?? null, verifications: null };
-  }
-  throw new Error('not a benchmark result (no sql, fs or raw section)');
 }
 
 function viewOfDocument(doc, label, origin) {
   const suites = new Set(doc.config?.suites ?? ['sql', 'batch', 'fs', 'raw']);
-  const sql = sqlViewOf(doc.sql);
   return {
     label,
     origin,
     doc,
     env: doc.environment ?? null,
     suites,
-    sql,
+    sql: sqlViewOf(doc.sql),
     fs: fsViewOf(doc.fs),
     raw: rawViewOf(doc.raw),
     live: false,
@@ -363,30 +370,32 @@ function newLive(environment, config) {
 }
 
 function recordLive(p) {
-  if (!live || p.status !== 'end' || p.warmup || !isNum(p.ms)) return;
+  // `so_far`: the median and range of this backend's measured units so far, computed in Rust.
+  if (!live || p.status !== 'end' || p.warmup || !p.so_far) return;
   const key = p.suite === 'raw' ? p.case : p.backend;
   const map = live[p.suite];
-  if (!map) return;
-  if (!map.has(key)) map.set(key, []);
-  map.get(key).push(p.ms);
+  if (map) map.set(key, p.so_far);
 }
 
 function liveView() {
-  const per = (map) => Object.fromEntries([...map].map(([k, v]) => [k, statOf(v)]));
+  const per = (map) => Object.fromEntries(map);
   const filters = live.config.backends ?? ['all'];
   const chosen = (list) => (list ?? []).filter((b) => filters.includes('all') || filters.some((f) => b.name.includes(f)));
   const suites = new Set(live.config.suites);
   const sql = suites.has('sql') || suites.has('batch')
     ? {
-        backends: chosen(backendInfo?.sql),
+        backends: chosen(backendInfo?.sql).map((b) => ({ ...b, isReference: b.reference ? b.reference === b.name : b.persistent === false })),
         metrics: { total: per(live.sql), batch: per(live.batch) },
+        ratios: {},
+        ranks: {},
         cases: [],
+        goals: [],
         phases: null,
       }
     : null;
-  const fs = suites.has('fs') ? { backends: chosen(backendInfo?.fs), phases: [], total: per(live.fs) } : null;
+  const fs = suites.has('fs') ? { backends: chosen(backendInfo?.fs), phases: [], total: per(live.fs), totalRatio: {}, ranks: {}, floors: [] } : null;
   const raw = live.raw.size
-    ? { live: true, series: [...live.raw].map(([name, v]) => ({ name, totalUs: statOf(v.map((ms) => ms * 1000)) })) }
+    ? { live: true, series: [...live.raw].map(([name, stat]) => ({ name, totalUs: stat && { median: stat.median * 1000, min: stat.min * 1000, max: stat.max * 1000, n: stat.n } })) }
     : null;
   return {
     label: `${browserLabel(live.environment)} · this run (in progress)`,
@@ -524,48 +533,75 @@ function unionBackends(views, pick) {
   return [...out.values()];
 }
 
-/** The memory-only reference of a SQL view: its non-persistent backend. */
-const referenceOf = (sqlView) => sqlView?.backends.find((b) => b.persistent === false)?.name ?? null;
+const backendHead = (b) => {
+  const sub = b.isReference ? 'memory reference' : b.isOurs === false && b.engine === 'pglite' ? 'PGlite' : '';
+  const title = [b.durability, b.settings, b.pkg].filter(Boolean).join(' · ');
+  return `<th scope="col" title="${esc(title)}">${escWrap(b.name)}${sub ? `<div class="sub">${esc(sub)}</div>` : ''}${b.skipped ? '<div class="sub">skipped</div>' : ''}${b.error ? '<div class="sub fail">failed</div>' : ''}</th>`;
+};
 
-/** SQL metric table: one row per view, one column per backend. */
+/** SQL metric table: one row per view, one column per backend; ratios are the document's paired ones. */
 function sqlMetricTable(views, metric, caption) {
   const backends = unionBackends(views, (v) => v.sql);
-  const head = `<tr><th scope="col">Browser / run</th>${backends.map((b) => `<th scope="col" title="${esc(b.durability ?? '')}">${escWrap(b.name)}${b.persistent === false ? '<div class="sub">memory-only reference</div>' : ''}</th>`).join('')}</tr>`;
+  const head = `<tr><th scope="col">Browser / run</th>${backends.map(backendHead).join('')}</tr>`;
   const rows = views
     .filter((v) => v.sql)
     .map((v) => {
       const stats = v.sql.metrics[metric] ?? {};
-      const ref = referenceOf(v.sql);
-      const refMedian = ref ? stats[ref]?.median : null;
-      const ranks = ranksOf(backends.filter((b) => b.name !== ref && b.persistent !== false).map((b) => [b.name, stats[b.name]?.median]));
-      const runs = Math.max(0, ...Object.values(stats).map((s) => s?.n ?? 0));
-      return `<tr><th scope="row"><i class="swatch" style="background:${COLORS[views.indexOf(v) % COLORS.length]}"></i>${esc(v.label)}<div class="sub">${runs} run${runs === 1 ? '' : 's'}${v.sql.scale && v.sql.scale !== 1 ? ` · counts ÷${v.sql.scale}` : ''}</div></th>${backends
+      const ratios = v.sql.ratios?.[metric] ?? {};
+      const ranks = v.sql.ranks?.[metric] ?? {};
+      const rounds = v.live ? live?.config?.runs : v.sql.runs;
+      const mine = new Map(v.sql.backends.map((b) => [b.name, b]));
+      return `<tr><th scope="row"><i class="swatch" style="background:${COLORS[views.indexOf(v) % COLORS.length]}"></i>${esc(v.label)}<div class="sub">${isNum(rounds) ? `${rounds} round${rounds === 1 ? '' : 's'}` : ''}${v.sql.scale && v.sql.scale !== 1 ? ` · counts ÷${v.sql.scale}` : ''}</div></th>${backends
         .map((b) => {
           const s = stats[b.name];
-          const isRef = b.name === ref;
-          const ratio = !isRef && s && isNum(refMedian) && refMedian > 0 ? fmtRatio(s.median / refMedian) : isRef && s ? 'reference' : '';
-          return statCell(s, { rank: ranks.get(b.name), ratio, ratioTitle: 'median ÷ memory-only reference median, same browser and run', extra: s ? '' : `<span class="muted">${v.live ? 'pending' : 'not run'}</span>` });
+          const info = mine.get(b.name);
+          const isRef = info?.isReference;
+          const r = ratios[b.name];
+          const ratio = isRef && s ? 'reference' : fmtRatioStat(r);
+          const title = r ? `paired per round: median of (this ÷ ${v.sql.references?.[b.name] ?? 'its memory reference'}), 95 % bootstrap interval in brackets` : '';
+          const missing = info?.skipped ? `skipped: ${info.skipped}` : info?.error ? `failed: ${info.error}` : v.live ? 'pending' : 'not run';
+          return statCell(s, { rank: ranks[b.name], ratio, ratioTitle: title, extra: s ? '' : `<span class="muted" title="${esc(missing)}">${esc(missing.length > 40 ? `${missing.slice(0, 40)}…` : missing)}</span>` });
         })
         .join('')}</tr>`;
     });
   return tableWrap(caption, head, rows);
 }
 
-/** A per-view table: rows (cases or phases), one column per backend, ranks per row. */
-function rowsByBackendTable(caption, backends, rows, { ref = null, rankSkip = new Set(), ratioTo = null, ratioLabel = '', missing = 'n/a' } = {}) {
-  const head = `<tr><th scope="col"></th>${backends.map((b) => `<th scope="col" title="${esc(b.durability ?? '')}">${escWrap(b.name)}</th>`).join('')}</tr>`;
-  const body = rows.map((row) => {
-    const ranks = ranksOf(backends.filter((b) => b.name !== ref && !rankSkip.has(b.name)).map((b) => [b.name, row.stats[b.name]?.median]));
-    const base = ratioTo ? row.stats[ratioTo]?.median : null;
-    return `<tr><th scope="row">${row.label}</th>${backends
-      .map((b) => {
-        const s = row.stats[b.name];
-        const ratio = ratioTo && b.name !== ratioTo && s && isNum(base) && base > 0 ? fmtRatio(s.median / base) : '';
-        return statCell(s, { rank: ranks.get(b.name), ratio, ratioTitle: ratioLabel, extra: s ? '' : `<span class="muted">${missing}</span>` });
-      })
-      .join('')}</tr>`;
-  });
+/** A per-view table: rows (cases or phases), one column per backend; `row.ratios` (paired, from the document) under each value. */
+function rowsByBackendTable(caption, backends, rows, { ratioLabel = '', missing = 'n/a' } = {}) {
+  const head = `<tr><th scope="col"></th>${backends.map(backendHead).join('')}</tr>`;
+  const body = rows.map((row) => `<tr><th scope="row">${row.label}</th>${backends
+    .map((b) => {
+      const s = row.stats[b.name];
+      const ratio = fmtRatioStat(row.ratios?.[b.name]) || (isNum(row.plain?.[b.name]) ? fmtRatio(row.plain[b.name]) : '');
+      return statCell(s, { rank: row.ranks?.[b.name], ratio, ratioTitle: ratioLabel, extra: s ? '' : `<span class="muted">${missing}</span>` });
+    })
+    .join('')}</tr>`);
   return tableWrap(caption, head, body);
+}
+
+/** The goal checks of a SQL view (decided in Rust from the intervals). */
+function goalsTable(v) {
+  const goals = v.sql.goals ?? [];
+  if (!goals.length) return '';
+  const overall = goals.filter((g) => g.case == null);
+  const perCase = goals.filter((g) => g.case != null);
+  const head = '<tr><th scope="col">Goal</th><th scope="col">Paired ratio [95 %]</th><th scope="col">Verdict</th></tr>';
+  const rows = overall.map((g) => `<tr><th scope="row">${esc(g.statement)}</th><td class="cell">${esc(fmtRatioStat(g.ratio) || '–')}</td><td>${verdictBadge(g.verdict)}</td></tr>`);
+  let html = tableWrap(`Goals · ${esc(v.label)}`, head, rows, 'A goal is met only if its whole 95 % interval is on the right side of the bound, not met if the whole interval is on the wrong side; otherwise it is undecided (more rounds narrow the interval).');
+  if (perCase.length) {
+    const pairs = [...new Set(perCase.map((g) => `${g.backend} ÷ ${g.versus}`))];
+    const cases = [...new Set(perCase.map((g) => g.case))];
+    const phead = `<tr><th scope="col">Case</th>${pairs.map((p) => `<th scope="col">${escWrap(p)} &gt; 1</th>`).join('')}</tr>`;
+    const prow = cases.map((c) => `<tr><th scope="row">${c}</th>${pairs
+      .map((p) => {
+        const g = perCase.find((x) => x.case === c && `${x.backend} ÷ ${x.versus}` === p);
+        return g ? `<td class="cell">${verdictBadge(g.verdict)}<div class="ratio">${esc(fmtRatioStat(g.ratio))}</div></td>` : '<td>–</td>';
+      })
+      .join('')}</tr>`);
+    html += `<details class="per-view"><summary>Every peer slower than ours in every case? · ${esc(v.label)}</summary>${tableWrap(`Peer ÷ ours (strict), per case · ${esc(v.label)}`, phead, prow)}</details>`;
+  }
+  return html;
 }
 
 function countersText(c) {
@@ -582,12 +618,24 @@ function chartBlock(id, html) {
 }
 
 function sqlChart(views, metric, width) {
-  const backends = unionBackends(views, (v) => v.sql);
+  const backends = unionBackends(views, (v) => v.sql).filter((b) => !b.skipped);
   const groups = backends.map((b) => ({
-    label: b.persistent === false ? `${b.name} (memory-only reference)` : b.name,
+    label: b.isReference ? `${b.name} (memory reference)` : b.name,
     items: views.map((v, i) => ({ view: i, stat: v.sql?.metrics?.[metric]?.[b.name] ?? null, missing: v.live ? 'pending' : 'not run' })).filter((it) => views[it.view].sql),
   }));
   return chartSvg({ groups, viewLabels: views.map((v) => v.label), unitLabel: 'Median · milliseconds · shared scale · whiskers: min–max', format: fmtMs, tickFormat: fmtTickMs, scale: 'linear', width });
+}
+
+const RATIO_NOTE = 'Ratios are paired: in every round, this backend\'s time ÷ its memory reference\'s time in the same round; shown as the median of those per-round ratios with its 95 % percentile-bootstrap interval in brackets (no interval below six rounds: too few for a 95 % interval of a median).';
+
+function protocolLine(v) {
+  const s = v.sql;
+  if (!s || v.live) return '';
+  const parts = [];
+  if (isNum(s.runs)) parts.push(`${s.runs} measured round${s.runs === 1 ? '' : 's'} after ${s.warmup ?? 0} warm-up`);
+  if (s.orderSeed !== undefined && s.orderSeed !== null) parts.push(`order shuffled per round (seed ${esc(s.orderSeed)}; every order is in the JSON)`);
+  if (s.bootstrap) parts.push(`intervals: ${nf0.format(s.bootstrap.resamples)} bootstrap resamples, seed ${esc(s.bootstrap.seed)}`);
+  return parts.length ? `<p class="muted small">${esc(v.label)}: ${parts.join(' · ')}.</p>` : '';
 }
 
 function renderSql(views, width) {
@@ -596,18 +644,20 @@ function renderSql(views, width) {
   const any = vs[0].sql;
   const scaled = vs.some((v) => v.sql.scale && v.sql.scale !== 1);
   let html = `<section class="suite" id="suite-sql"><h3>${SUITE_LABELS.sql}</h3>
-    <p class="suite-desc">SQLite's 16 speed-comparison cases as pinned by wa-sqlite and PGlite, generated from a fixed seed${any.seed !== undefined ? ` (${esc(any.seed)}` : ''}${any.sha256 ? `, SQL SHA-256 <code title="${esc(any.sha256)}">${esc(String(any.sha256).slice(0, 12))}…</code>` : ''}${any.seed !== undefined ? ')' : ''}; the time is the sum of the 16 cases. Ratios are to the memory-only reference in the same browser and run; ranks compare the persistent backends.${scaled ? ' <strong>Scaled down: not comparable with full-size runs.</strong>' : ''}</p>
+    <p class="suite-desc">SQLite's 16 speed-comparison cases as pinned by wa-sqlite and PGlite, generated from a fixed seed${any.seed !== undefined ? ` (${esc(any.seed)}` : ''}${any.sha256 ? `, SQL SHA-256 <code title="${esc(any.sha256)}">${esc(String(any.sha256).slice(0, 12))}…</code>` : ''}${any.seed !== undefined ? ')' : ''}; the time is the sum of the 16 cases. Every round runs every backend once, in a shuffled order. ${RATIO_NOTE} Ranks compare the persistent backends' medians.${scaled ? ' <strong>Scaled down: not comparable with full-size runs.</strong>' : ''}</p>
+    ${vs.map(protocolLine).join('')}
     ${legendHtml(vs)}${chartBlock('sql-total', sqlChart(vs, 'total', width))}
-    ${sqlMetricTable(vs, 'total', '16-case total (ms): median, min–max, rank; ×ratio to the memory-only reference')}`;
+    ${sqlMetricTable(vs, 'total', '16-case total (ms): median, min–max, rank; ×paired ratio to the memory reference [95 % interval]')}`;
+  for (const v of vs.filter((x) => !x.live)) html += goalsTable(v);
   if (vs.some((v) => Object.values(v.sql.metrics.test1 ?? {}).some(Boolean))) {
-    html += sqlMetricTable(vs, 'test1', 'Test 1 alone: autocommit INSERTs, the commit cost (ms; ×ratio to the reference)');
-    html += sqlMetricTable(vs, 'rest', 'Tests 2–16: mostly CPU (ms; ×ratio to the reference)');
+    html += sqlMetricTable(vs, 'test1', 'Test 1 alone: autocommit INSERTs, the commit cost (ms; ×paired ratio [95 %])');
+    html += sqlMetricTable(vs, 'rest', 'Tests 2–16: mostly CPU (ms; ×paired ratio [95 %])');
   }
   for (const v of vs.filter((x) => !x.live && x.sql.cases.length)) {
-    const ref = referenceOf(v.sql);
-    const rows = v.sql.cases.map((c) => ({ label: `${c.number}. ${esc(c.title)}`, stats: c.stats }));
-    html += `<details class="per-view"><summary>Individual SQL cases · ${esc(v.label)}</summary>${rowsByBackendTable(`Individual cases (ms) · ${esc(v.label)}`, v.sql.backends, rows, { ref })}</details>`;
-    const counted = v.sql.backends.filter((b) => v.sql.cases.some((c) => c.counters[b.name]));
+    const shown = v.sql.backends.filter((b) => !b.skipped);
+    const rows = v.sql.cases.map((c) => ({ label: `${c.number}. ${esc(c.title)}`, stats: c.stats, ratios: c.ratios }));
+    html += `<details class="per-view"><summary>Individual SQL cases · ${esc(v.label)}</summary>${rowsByBackendTable(`Individual cases (ms; ×paired ratio to the memory reference [95 %]) · ${esc(v.label)}`, shown, rows, { ratioLabel: 'paired per round, 95 % bootstrap interval' })}</details>`;
+    const counted = shown.filter((b) => v.sql.cases.some((c) => c.counters[b.name]));
     if (counted.length) {
       const head = `<tr><th scope="col"></th>${counted.map((b) => `<th scope="col">${escWrap(b.name)}</th>`).join('')}</tr>`;
       const body = v.sql.cases.map((c) => `<tr><th scope="row">${c.number}. ${esc(c.title)}</th>${counted.map((b) => `<td class="counters">${countersText(c.counters[b.name])}</td>`).join('')}</tr>`);
@@ -616,22 +666,29 @@ function renderSql(views, width) {
     }
     if (v.sql.phases) {
       const rows2 = v.sql.phases.suite.map((p) => ({ label: p.label, stats: p.stats }));
-      html += `<details class="per-view"><summary>Lifecycle phases of the suite · ${esc(v.label)}</summary>${rowsByBackendTable(`16-case suite · lifecycle (ms) · ${esc(v.label)}`, v.sql.backends, rows2, { ref })}<p class="table-note">Preparation, close and cleanup are outside the workload timings. After reopen the suite checks that its dropped tables are gone and runs <code>PRAGMA integrity_check</code>. "n/a": not applicable (the reference does not persist).</p></details>`;
+      html += `<details class="per-view"><summary>Lifecycle phases of the suite · ${esc(v.label)}</summary>${rowsByBackendTable(`16-case suite · lifecycle (ms) · ${esc(v.label)}`, shown, rows2)}<p class="table-note">Preparation, close and cleanup are outside the workload timings. After reopen the suite checks that its dropped tables are gone and runs <code>PRAGMA integrity_check</code>. "n/a": not applicable (the reference does not persist).</p></details>`;
     }
+    html += backendsDetails(v);
   }
   return `${html}</section>`;
+}
+
+/** What each backend is: engine, package, durability and its settings, reference, skip/failure. */
+function backendsDetails(v) {
+  const head = '<tr><th scope="col">Backend</th><th scope="col">Engine</th><th scope="col">Package</th><th scope="col">Durability</th><th scope="col">Settings</th><th scope="col">Reference</th><th scope="col">Status</th></tr>';
+  const rows = v.sql.backends.map((b) => `<tr><th scope="row">${esc(b.name)}</th><td>${esc(b.engine)}</td><td>${esc(b.pkg || '–')}</td><td>${esc(b.durability)}</td><td>${esc(b.settings || '–')}</td><td>${esc(b.reference ?? '–')}</td><td>${b.skipped ? `<span class="muted">skipped: ${esc(b.skipped)}</span>` : b.error ? `<span class="fail">failed: ${esc(b.error)}</span>` : 'ran'}</td></tr>`);
+  return `<details class="per-view"><summary>Backends · ${esc(v.label)}</summary>${tableWrap(`SQL backends · ${esc(v.label)}`, head, rows)}</details>`;
 }
 
 function renderBatch(views, width) {
   const vs = views.filter((v) => v.sql && v.suites.has('batch') && (v.live || Object.values(v.sql.metrics.batch ?? {}).some(Boolean)));
   if (!vs.length) return '';
   let html = `<section class="suite" id="suite-batch"><h3>${SUITE_LABELS.batch}</h3>
-    <p class="suite-desc">One transaction inserting ${isNum(vs[0].sql.batchRows) ? nf0.format(vs[0].sql.batchRows) : '10,000'} rows through one prepared statement; after reopen every row is verified.</p>
+    <p class="suite-desc">One transaction inserting ${isNum(vs[0].sql.batchRows) ? nf0.format(vs[0].sql.batchRows) : '10,000'} rows through one prepared statement; after reopen every row is verified. ${RATIO_NOTE}</p>
     ${legendHtml(vs)}${chartBlock('batch', sqlChart(vs, 'batch', width))}
-    ${sqlMetricTable(vs, 'batch', 'Batch transaction (ms): median, min–max, rank; ×ratio to the memory-only reference')}`;
+    ${sqlMetricTable(vs, 'batch', 'Batch transaction (ms): median, min–max, rank; ×paired ratio to the memory reference [95 % interval]')}`;
   for (const v of vs.filter((x) => !x.live && x.sql.phases)) {
-    const ref = referenceOf(v.sql);
-    html += `<details class="per-view"><summary>Lifecycle phases of the batch · ${esc(v.label)}</summary>${rowsByBackendTable(`10k batch · lifecycle (ms) · ${esc(v.label)}`, v.sql.backends, v.sql.phases.batch.map((p) => ({ label: p.label, stats: p.stats })), { ref })}</details>`;
+    html += `<details class="per-view"><summary>Lifecycle phases of the batch · ${esc(v.label)}</summary>${rowsByBackendTable(`10k batch · lifecycle (ms) · ${esc(v.label)}`, v.sql.backends.filter((b) => !b.skipped), v.sql.phases.batch.map((p) => ({ label: p.label, stats: p.stats })))}</details>`;
   }
   return `${html}</section>`;
 }
@@ -648,21 +705,26 @@ function renderFs(views, width) {
   }));
   const f = vs.find((v) => v.fs.files)?.fs;
   let html = `<section class="suite" id="suite-fs"><h3>${SUITE_LABELS.fs}</h3>
-    <p class="suite-desc">${f ? `${nf0.format(f.files)} files × ${fmtBytes(f.fileSize)}: ` : ''}mount, create, write, read (every byte verified), rename, delete half, flush, reopen, verify the survivors. Our volume in both buffer modes at each durability level, against the hand-made baseline of one OPFS file per file (<code>${FS_BASELINE}</code>); ratios are to that baseline.</p>
+    <p class="suite-desc">${f ? `${nf0.format(f.files)} files × ${fmtBytes(f.fileSize)}: ` : ''}mount, create, write, read (every byte verified), rename, delete half, flush, reopen, verify the survivors. Our volume in both buffer modes at each durability level, against the hand-made baseline of one OPFS file per file (<code>${FS_BASELINE}</code>); ratios to that baseline are paired per round, with 95 % intervals.</p>
     ${legendHtml(vs)}${chartBlock('fs', chartSvg({ groups, viewLabels: vs.map((v) => v.label), unitLabel: 'Sum of the phases · median · milliseconds · shared scale', format: fmtMs, tickFormat: fmtTickMs, scale: 'log', width }))}`;
   for (const v of vs) {
-    const rows = v.fs.phases.map((p) => ({ label: esc(p.phase), stats: p.stats }));
-    rows.push({ label: '<strong>Total</strong>', stats: v.fs.total });
-    const hasBase = v.fs.backends.some((b) => b.name === FS_BASELINE);
-    html += `<div class="per-view-block"><h4><i class="swatch" style="background:${COLORS[vs.indexOf(v) % COLORS.length]}"></i>${esc(v.label)}</h4>${rowsByBackendTable(`Filesystem lifecycle (ms): median, min–max, rank${hasBase ? `; ×ratio to ${FS_BASELINE}` : ''} · ${esc(v.label)}`, v.fs.backends, rows, { ratioTo: hasBase ? FS_BASELINE : null, ratioLabel: `median ÷ ${FS_BASELINE} median, same phase`, missing: v.live ? 'pending' : 'n/a' })}</div>`;
+    const rows = v.fs.phases.map((p) => ({ label: esc(p.phase), stats: p.stats, ratios: p.ratios }));
+    rows.push({ label: '<strong>Total</strong>', stats: v.fs.total, ratios: v.fs.totalRatio, ranks: v.fs.ranks });
+    for (const fl of v.fs.floors ?? []) {
+      const phase = v.fs.phases.find((p) => p.phase === fl.phase);
+      if (phase) rows.push({ label: `${esc(fl.phase)} ÷ raw floor <span class="sub">(${fmtMs(fl.ms)} ms: ${esc(fl.what)})</span>`, stats: phase.stats, plain: phase.floorRatio });
+    }
+    html += `<div class="per-view-block"><h4><i class="swatch" style="background:${COLORS[vs.indexOf(v) % COLORS.length]}"></i>${esc(v.label)}</h4>${rowsByBackendTable(`Filesystem lifecycle (ms): median, min–max; ×paired ratio to ${esc(v.fs.versus ?? FS_BASELINE)} [95 %] · ${esc(v.label)}`, v.fs.backends, rows, { ratioLabel: `paired per round ÷ ${v.fs.versus ?? FS_BASELINE}, 95 % bootstrap interval`, missing: v.live ? 'pending' : 'n/a' })}</div>`;
     const counted = v.fs.backends.filter((b) => v.fs.phases.some((p) => p.counters?.[b.name]));
     if (counted.length && !v.live) {
       const head = `<tr><th scope="col"></th>${counted.map((b) => `<th scope="col">${escWrap(b.name)}</th>`).join('')}</tr>`;
       const body = v.fs.phases.map((p) => `<tr><th scope="row">${esc(p.phase)}</th>${counted.map((b) => `<td class="counters">${countersText(p.counters[b.name])}</td>`).join('')}</tr>`);
       html += `<details class="per-view"><summary>Physical calls per phase (our volume) · ${esc(v.label)}</summary>${tableWrap(`Median physical calls per phase · ${esc(v.label)}`, head, body)}</details>`;
     }
+    const failed = v.fs.backends.filter((b) => b.error);
+    if (failed.length) html += `<ul class="failures">${failed.map((b) => `<li class="fail-item"><strong>${esc(b.name)}:</strong> ${esc(b.error)}</li>`).join('')}</ul>`;
   }
-  html += '<p class="table-note">Read includes byte verification. Delete removes every other file; reopen unmounts and mounts again from what is stored, and verify lists and reads back the survivors. A clean reopen is not crash durability.</p>';
+  html += '<p class="table-note">Read includes byte verification. Delete removes every other file; reopen unmounts and mounts again from what is stored, and verify lists and reads back the survivors. A clean reopen is not crash durability. The raw floor rows divide a phase\'s median by what the raw workloads say the least physical work of a one-file-per-file design costs here.</p>';
   return `${html}</section>`;
 }
 
@@ -672,14 +734,9 @@ function renderRaw(views, width) {
   const names = [...new Set(vs.flatMap((v) => v.raw.series.map((s) => s.name)))];
   const liveOnly = vs.every((v) => v.raw.live);
   const metric = (s) => (liveOnly ? s?.totalUs : s?.mean ?? null);
-  const groups = names.map((name) => {
-    const items = vs.map((v, i) => ({ view: i, stat: metric(v.raw.series.find((s) => s.name === name)), missing: 'not run' }));
-    const a = items[0]?.stat?.median;
-    const b = items[1]?.stat?.median;
-    return { label: name, items, note: vs.length > 1 && isNum(a) && isNum(b) && a > 0 ? `${fmtRatio(b / a)}` : '' };
-  });
+  const groups = names.map((name) => ({ label: name, items: vs.map((v, i) => ({ view: i, stat: metric(v.raw.series.find((s) => s.name === name)), missing: 'not run' })) }));
   let html = `<section class="suite" id="suite-raw"><h3>${SUITE_LABELS.raw}</h3>
-    <p class="suite-desc">The physical floor on this device in this run: calls on one <code>FileSystemSyncAccessHandle</code> (4 KiB append and overwrite, 64 KiB and 1 MiB chunked appends of the same bytes, append+flush) and the new-file cycle (create+open, first write, close, delete), each timed per call. ${liveOnly ? 'While running: the wall time of each workload.' : 'Mean time per call in each run, median over runs.'}${vs.length > 1 ? ` The ratio on the right is ${esc(vs[1].label)} ÷ ${esc(vs[0].label)}.` : ''}</p>
+    <p class="suite-desc">The physical floor on this device in this run: calls on one <code>FileSystemSyncAccessHandle</code> (4 KiB append and overwrite, 64 KiB and 1 MiB chunked appends of the same bytes, append+flush) and the new-file cycle (create+open, first write, close, delete), each timed per call. ${liveOnly ? 'While running: the wall time of each workload.' : 'Mean time per call in each run, median over runs.'}</p>
     ${legendHtml(vs)}${chartBlock('raw', chartSvg({ groups, viewLabels: vs.map((v) => v.label), unitLabel: liveOnly ? 'Workload wall time' : 'Mean per call', format: fmtDurationUs, tickFormat: fmtTickUs, scale: 'log', width }))}`;
   for (const v of vs.filter((x) => !x.raw.live)) {
     const head = '<tr><th scope="col">Workload</th><th scope="col">Calls</th><th scope="col">Bytes/call</th><th scope="col">Mean µs/call</th><th scope="col">p50</th><th scope="col">p90</th><th scope="col">p99</th><th scope="col">max</th><th scope="col">1st call</th><th scope="col">Total ms</th></tr>';
@@ -690,26 +747,18 @@ function renderRaw(views, width) {
   return `${html}</section>`;
 }
 
-/** "Derived" lines as in the seed: floor, size effect, chunking gain, flush cost, per-file cost. */
+/** "Derived" lines as in the seed, from the document's `raw.derived` (computed in Rust). */
 function derivedRaw(v) {
-  const find = (re) => v.raw.series.find((s) => re.test(s.name));
-  const mean = (s) => s?.mean?.median;
+  const d = v.raw.derived;
+  if (!d) return '';
   const lines = [];
-  const over = find(/^small-overwrite/);
-  const app = find(/^small-append$/) ?? find(/^small-append/);
-  if (isNum(mean(over))) lines.push(`Fixed per-call floor (small-overwrite, size never changes): ${fmtUs(mean(over))} µs/call`);
-  if (isNum(mean(app)) && isNum(mean(over))) lines.push(`Extra cost when the write grows the file (append − overwrite): ${fmtUs(mean(app) - mean(over))} µs/call`);
-  for (const chunk of v.raw.series.filter((s) => /^chunked-append/.test(s.name))) {
-    if (app?.totalUs && chunk.totalUs && chunk.totalUs.median > 0) {
-      lines.push(`Same bytes in ${esc(chunk.name.replace(/^chunked-append\s*\(?|\)$/g, ''))} calls: the 4 KiB calls take ${fmtRatio(app.totalUs.median / chunk.totalUs.median)} as long in total`);
-    }
+  if (isNum(d.call_floor_us)) lines.push(`Fixed per-call floor (small-overwrite, size never changes): ${fmtUs(d.call_floor_us)} µs/call`);
+  if (isNum(d.growth_us)) lines.push(`Extra cost when the write grows the file (append − overwrite): ${fmtUs(d.growth_us)} µs/call`);
+  for (const c of d.chunking ?? []) {
+    lines.push(`Same bytes in ${esc(c.series.replace(/^chunked-append\s*\(?|\)$/g, ''))} calls: the 4 KiB calls take ${fmtRatio(c.ratio)} as long in total`);
   }
-  const flush = find(/: flush$/) ?? find(/flush/);
-  if (isNum(mean(flush))) lines.push(`${esc(flush.name)}: ${fmtDurationUs(mean(flush))} per call (a flush is worth ${isNum(mean(over)) && mean(over) > 0 ? nf0.format(mean(flush) / mean(over)) : '?'} small writes)`);
-  const cycle = find(/full cycle/);
-  if (isNum(mean(cycle))) {
-    lines.push(`New-file cycle: ${fmtDurationUs(mean(cycle))} per file. A one-OPFS-file-per-file design pays this for each file it creates and deletes.`);
-  }
+  if (isNum(d.flush_us)) lines.push(`append+flush: flush: ${fmtDurationUs(d.flush_us)} per call (a flush is worth ${isNum(d.flush_in_small_writes) ? nf0.format(d.flush_in_small_writes) : '?'} small writes)`);
+  if (isNum(d.new_file_cycle_us)) lines.push(`New-file cycle: ${fmtDurationUs(d.new_file_cycle_us)} per file. A one-OPFS-file-per-file design pays this for each file it creates and deletes.`);
   if (!lines.length) return '';
   return `<ul class="derived">${lines.map((l) => `<li>${l}</li>`).join('')}</ul>`;
 }
@@ -731,8 +780,8 @@ function renderVerifications(views) {
 
 const ENV_ROWS = [
   ['Browser', (e) => [e.browser, e.browser_version].filter(Boolean).join(' ')],
-  ['Platform', (e) => e.platform ?? e.os],
-  ['Logical CPUs (hardwareConcurrency)', (e) => e.hardware_concurrency ?? e.cpu_count],
+  ['Platform', (e) => e.os],
+  ['Logical CPUs (hardwareConcurrency)', (e) => e.cpu_count],
   ['Device memory', (e) => (isNum(e.device_memory_gb) ? `${e.device_memory_gb} GB (rounded by the browser)` : null)],
   ['performance.now() step in the worker', (e) => (isNum(e.timer_resolution_us) ? `${fmtUs(e.timer_resolution_us)} µs` : null)],
   ['Cross-origin isolated', (e) => yesNo(e.cross_origin_isolated)],
@@ -835,7 +884,7 @@ function backendNames() {
   if (!backendInfo) return [];
   const seen = new Map();
   for (const [suite, list] of Object.entries(backendInfo)) {
-    if (suite === 'raw') continue;
+    if (suite === 'raw' || !Array.isArray(list)) continue;
     for (const b of list) {
       if (!seen.has(b.name)) seen.set(b.name, { ...b, suites: [] });
       seen.get(b.name).suites.push(suite === 'sql' ? 'SQL' : 'FS');
@@ -847,7 +896,13 @@ function backendNames() {
 function renderBackendList() {
   const list = backendNames();
   $('#backend-list').innerHTML = list
-    .map((b) => `<label title="${esc(b.durability)}"><input type="checkbox" name="backend" value="${esc(b.name)}" checked> ${esc(b.name)} <span class="tag">${b.suites.join(' · ')}</span></label>`)
+    .map((b) => {
+      const peer = b.package && !b.name.startsWith('ours-') && !['sqlite-memvfs', 'sahpool'].includes(b.name);
+      const title = [b.durability, b.durability_settings, [b.package, b.version].filter(Boolean).join(' '), b.skipped && `not available: ${b.skipped}`].filter(Boolean).join(' · ');
+      const tags = [...b.suites, peer ? 'peer' : null, b.engine === 'pglite' ? 'PGlite' : null].filter(Boolean);
+      // A skipped peer stays selected (it is listed with its reason in the result) but cannot run.
+      return `<label title="${esc(title)}"${b.skipped ? ' class="muted"' : ''}><input type="checkbox" name="backend" value="${esc(b.name)}" checked${b.skipped ? ' disabled' : ''}> ${esc(b.name)} <span class="tag">${tags.join(' · ')}</span>${b.skipped ? ' <span class="tag">unavailable</span>' : ''}</label>`;
+    })
     .join('');
 }
 
@@ -857,6 +912,10 @@ function applyPreset(name) {
   for (const key of ['runs', 'warmup', 'files', 'sql_scale', 'raw_small_calls', 'raw_cycle_calls']) {
     form.elements[key].value = p[key];
   }
+  form.elements.fs_runs.value = p.fs_runs ?? p.runs;
+  $('#preset-note').textContent = name === 'full'
+    ? `Full: ${p.runs} SQL rounds (each runs every backend once): hours on a small machine; the rounds it takes for ±3 % intervals. Quick checks that everything works.`
+    : name === 'phone' && isPhone() ? 'Phone detected: fewer files and rounds by default.' : '';
   $$('.preset').forEach((b) => b.classList.toggle('active', b.dataset.preset === name));
   form.dataset.preset = name;
 }
@@ -874,10 +933,12 @@ function applyUrlParams(params) {
     const filters = backends.split(',').map((s) => s.trim()).filter(Boolean);
     $$('input[name=backend]').forEach((c) => (c.checked = filters.some((f) => c.value.includes(f))));
   }
-  for (const key of ['runs', 'files', 'warmup', 'sql_scale']) {
+  for (const key of ['runs', 'files', 'warmup', 'sql_scale', 'fs_runs']) {
     const v = params.get(key);
     if (v !== null && v !== '') form.elements[key].value = v;
   }
+  // `runs` alone (no fs_runs) means every suite, as in the Rust request.
+  if (params.get('runs') && !params.get('fs_runs')) form.elements.fs_runs.value = params.get('runs');
 }
 
 function readConfig() {
@@ -896,6 +957,7 @@ function readConfig() {
     suites,
     backends: chosen.length === boxes.length || !chosen.length ? ['all'] : chosen,
     runs: int('runs'),
+    fs_runs: int('fs_runs'),
     warmup: int('warmup'),
     files: int('files'),
     sql_scale: int('sql_scale'),
@@ -961,6 +1023,8 @@ function stopWorker() {
   if (worker) worker.terminate();
   worker = null;
   workerReady = null;
+  for (const { reject } of pendingLoads.values()) reject(new Error('the worker was stopped'));
+  pendingLoads.clear();
 }
 
 function onWorkerMessage(w, data) {
@@ -975,6 +1039,19 @@ function onWorkerMessage(w, data) {
     case 'result':
       finishRun(data.result);
       break;
+    case 'calibrated': {
+      const pending = pendingLoads.get(data.id);
+      pendingLoads.delete(data.id);
+      if (pending) pending.resolve(data.samples_ms);
+      break;
+    }
+    case 'loaded': {
+      const pending = pendingLoads.get(data.id);
+      pendingLoads.delete(data.id);
+      if (pending && data.error) pending.reject(new Error(data.error));
+      else if (pending) pending.resolve(data.result);
+      break;
+    }
     case 'fatal':
       if (bench.state === 'running') failRun(data.error);
       stopWorker();
@@ -1085,13 +1162,41 @@ function download() {
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
 }
 
+// Loaded files go through the worker's `load_document` (Rust): it converts older versions and
+// computes every summary, so the page draws loaded files exactly like its own results.
+const pendingLoads = new Map();
+let loadId = 0;
+
+async function convertInWorker(text) {
+  await startWorker();
+  const id = ++loadId;
+  const answer = new Promise((resolve, reject) => pendingLoads.set(id, { resolve, reject }));
+  worker.postMessage({ type: 'load', id, text });
+  return answer;
+}
+
+// Automation (bench-runner's phone emulation): the worker's calibration loop times, ms.
+bench.calibrate = async () => {
+  if (bench.state === 'running') throw new Error('a run is in progress');
+  await startWorker();
+  const id = ++loadId;
+  const answer = new Promise((resolve, reject) => pendingLoads.set(id, { resolve, reject }));
+  worker.postMessage({ type: 'calibrate', id });
+  return answer;
+};
+
 async function loadFiles(files) {
+  if (bench.state === 'running') {
+    // Converting a file is CPU work in the benchmark's worker: never during a measurement.
+    setStatus('A run is in progress: load result files when it has finished.');
+    return;
+  }
   for (const file of files) {
     try {
-      const doc = normalizeDocument(JSON.parse(await file.text()));
+      const doc = await convertInWorker(await file.text());
       const date = doc.generated_at ? ` · ${String(doc.generated_at).slice(0, 10)}` : '';
-      loaded.push(viewOfDocument(doc, `${browserLabel(doc.environment)}${date} · ${file.name}`, 'loaded'));
-      setStatus(`Loaded ${file.name}.`);
+      loaded.push(viewOfDocument(doc, `${browserLabel(doc.environment, doc)}${date} · ${file.name}`, 'loaded'));
+      setStatus(`Loaded ${file.name}${doc.upgraded_from ? ` (schema ${doc.upgraded_from}, converted)` : ''}.`);
     } catch (e) {
       setStatus(`Could not load ${file.name}: ${e.message}`);
     }
@@ -1156,7 +1261,6 @@ async function main() {
     renderBackendList();
     const phone = isPhone();
     applyPreset(phone ? 'phone' : 'full');
-    $('#preset-note').textContent = phone ? 'Phone detected: fewer files and runs by default.' : '';
     applyUrlParams(params);
     if (isNum(workerEnv?.timer_resolution_us) && workerEnv.timer_resolution_us > 20) {
       setWarning('timer', `The worker's timer step is ${fmtUs(workerEnv.timer_resolution_us)} µs: per-call figures shorter than that are rounded.`);

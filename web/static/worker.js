@@ -5,9 +5,18 @@
 // Messages in:  {type: 'hello', commit}            -> {type: 'ready', environment, backends, presets}
 //               {type: 'run', config}              -> {type: 'progress', progress}* then
 //                                                     {type: 'result', result}
+//               {type: 'load', id, text}           -> {type: 'loaded', id, result} | {type: 'loaded', id, error}
+//                                                     (a result file converted and summarized in Rust)
+//               {type: 'calibrate', id}            -> {type: 'calibrated', id, samples_ms: [..]}
+//                                                     (a fixed CPU-bound loop, 9 times: the runner
+//                                                     measures how much phone emulation slows this thread)
 // Any failure:  {type: 'fatal', error}  (the wasm failed to load, or panicked: terminate me)
 // Also:         {type: 'console-error', message}   (console.error and rejections in here)
-import init, { run, environment, backends, presets } from './pkg/web.js';
+//
+// Peers: if the page has ./peers/index.js, it is imported here and handed to the wasm, which
+// runs its backends in the same rounds as ours (contract: web/README.md, "Peers"). No such
+// file: no peers. A file that exists but fails to import is reported as a console error.
+import init, { run, environment, backends, presets, load_document } from './pkg/web.js';
 
 const post = (message) => self.postMessage(message);
 
@@ -28,18 +37,55 @@ self.addEventListener('unhandledrejection', (event) => {
   post({ type: 'console-error', message: `worker: unhandled rejection: ${describe(event.reason)}` });
 });
 
+/** The peer module, or undefined when the page has none (a 404 is "none", not an error). */
+async function loadPeers() {
+  const url = new URL('./peers/index.js', import.meta.url);
+  let found = false;
+  try {
+    const head = await fetch(url, { method: 'HEAD', cache: 'no-store' });
+    found = head.ok;
+  } catch {
+    found = false;
+  }
+  if (!found) return undefined;
+  try {
+    return await import(url.href);
+  } catch (e) {
+    console.error(`peers: ./peers/index.js exists but could not be imported: ${describe(e)}`);
+    return undefined;
+  }
+}
+
 // Start loading at once; messages that arrive meanwhile wait for it.
-const ready = init();
+const ready = Promise.all([init(), loadPeers()]);
 
 self.onmessage = async ({ data }) => {
   try {
-    await ready;
+    const [, peers] = await ready;
     if (data.type === 'hello') {
       const env = JSON.parse(await environment(data.commit || undefined));
-      post({ type: 'ready', environment: env, backends: JSON.parse(backends()), presets: JSON.parse(presets()) });
+      const list = JSON.parse(await backends(peers));
+      if (list.peer_error) console.error(`peers: ${list.peer_error}`);
+      post({ type: 'ready', environment: env, backends: list, presets: JSON.parse(presets()) });
     } else if (data.type === 'run') {
-      const json = await run(JSON.stringify(data.config), (p) => post({ type: 'progress', progress: JSON.parse(p) }));
+      const json = await run(JSON.stringify(data.config), (p) => post({ type: 'progress', progress: JSON.parse(p) }), peers);
       post({ type: 'result', result: JSON.parse(json) });
+    } else if (data.type === 'calibrate') {
+      const samples = [];
+      for (let k = 0; k < 9; k++) {
+        const t = performance.now();
+        let x = 0;
+        for (let i = 0; i < 2e7; i++) x = (x + i * 31) % 1000003;
+        samples.push(performance.now() - t);
+        if (x < 0) samples.push(x); // never true; keeps the loop from being optimized away
+      }
+      post({ type: 'calibrated', id: data.id, samples_ms: samples });
+    } else if (data.type === 'load') {
+      try {
+        post({ type: 'loaded', id: data.id, result: JSON.parse(load_document(data.text)) });
+      } catch (e) {
+        post({ type: 'loaded', id: data.id, error: describe(e) });
+      }
     }
   } catch (e) {
     post({ type: 'fatal', error: describe(e) });

@@ -14,10 +14,11 @@
 //!   --backends A,B    only backends whose name contains one of these
 //!   --dir PATH        where the temp directory goes (default: system temp; use a real disk)
 //!   --out PATH        JSON result (default bench-fs/results/native-YYYY-MM-DD.json)
-//!   --report PATH     run nothing: print the Markdown of a stored result (native or browser)
 //! ```
 //!
-//! Markdown goes to stdout, progress to stderr.
+//! The result is a `bench_results::Document` with only the `fs` section, summarized (medians,
+//! paired ratios to the baseline). Render it with
+//! `cargo run -p bench-runner -- report --out - FILE.json`. Progress goes to stderr.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
@@ -36,12 +37,13 @@ mod native {
 
     use bench_fs::config::{Config, Level, LifecycleConfig, Mode};
     use bench_fs::native::run_native;
-    use bench_fs::report;
+    use bench_results::env::{civil_date, iso_utc, unix_now};
+    use bench_results::{Bootstrap, Document, RunConfig, Suite};
 
     const USAGE: &str = "usage: bench-fs-native [--runs N] [--warmup N] [--files N] \
                          [--size BYTES] [--seed N] [--modes disk,memory] \
                          [--durability strict,relaxed,balanced] [--no-baseline] \
-                         [--backends A,B] [--dir PATH] [--out PATH] | --report PATH";
+                         [--backends A,B] [--dir PATH] [--out PATH]";
 
     fn parse_args() -> Result<(Config, Option<PathBuf>), String> {
         let mut lc = LifecycleConfig::default();
@@ -104,16 +106,8 @@ mod native {
     }
 
     pub(crate) fn main() -> Result<(), String> {
-        let args: Vec<String> = std::env::args().skip(1).collect();
-        if let [flag, path] = args.as_slice() {
-            if flag == "--report" {
-                let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-                let result = bench_fs::FsResult::from_json(&text)?;
-                print!("{}", report::markdown(&result));
-                return Ok(());
-            }
-        }
         let (config, out) = parse_args()?;
+        let started = unix_now();
         let result = run_native(&config, &mut |p| {
             eprintln!(
                 "[{}/{}] {} {}/{} {}: {:.1} ms",
@@ -127,26 +121,73 @@ mod native {
             );
         })
         .map_err(|e| e.to_string())?;
+        let lc = config.lifecycle.clone().unwrap_or_default();
+        let environment = bench_results::env::native();
+        let run_config = RunConfig {
+            preset: "native".to_owned(),
+            suites: vec![Suite::Fs],
+            backends: lc.only.clone(),
+            runs: config.runs,
+            warmup: config.warmup,
+            fs_runs: None,
+            seed: lc.seed,
+            sql_scale: 1,
+            files: lc.files,
+            file_size_bytes: lc.file_size_bytes,
+            raw_small_calls: 0,
+            raw_cycle_calls: 0,
+            order_seed: Some(config.order_seed),
+            commit: environment.commit.clone(),
+        };
+        let mut doc = Document::new(iso_utc(started), run_config, environment);
+        for b in result.lifecycle.iter().flat_map(|l| &l.backends) {
+            match &b.error {
+                Some(e) => doc.verifications.fail("fs", Some(&b.name), e.clone()),
+                None => doc.verifications.pass(format!(
+                    "fs: {}: every byte read back, survivors verified after reopen",
+                    b.name
+                )),
+            }
+        }
+        doc.fs = result.lifecycle;
+        doc.summarize(&Bootstrap::default());
+        #[allow(clippy::cast_precision_loss)] // seconds of a run, far below 2^53
+        let duration_ms = unix_now().saturating_sub(started) as f64 * 1e3;
+        doc.duration_ms = duration_ms;
+        for b in doc.fs.iter().flat_map(|l| &l.backends) {
+            let total = b.summary.as_ref().and_then(|s| s.total_ms);
+            println!(
+                "{:<24} total {:>10} ms{}",
+                b.name,
+                total.map_or("–".to_owned(), |t| format!("{:.1}", t.median)),
+                b.ratios
+                    .as_ref()
+                    .and_then(|r| Some((r.versus.clone(), r.total?)))
+                    .map_or(String::new(), |(v, r)| format!("   ÷ {v}: {:.3}", r.median))
+            );
+        }
 
-        print!("{}", report::markdown(&result));
-
-        let out = out.unwrap_or_else(default_out);
+        let out = out.unwrap_or_else(|| default_out(&civil_date(started)));
         if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        let json = result.to_json().map_err(|e| e.to_string())?;
+        let json = doc.to_json().map_err(|e| e.to_string())?;
         std::fs::write(&out, json + "\n").map_err(|e| format!("{}: {e}", out.display()))?;
-        eprintln!("wrote {}", out.display());
-        Ok(())
+        eprintln!(
+            "wrote {} (tables: cargo run -p bench-runner -- report --out - {})",
+            out.display(),
+            out.display()
+        );
+        if doc.verifications.all_passed {
+            Ok(())
+        } else {
+            Err("a backend failed (see verifications in the result)".to_owned())
+        }
     }
 
     /// `bench-fs/results/native-YYYY-MM-DD.json`, with `-2`, `-3`, … if taken.
-    fn default_out() -> PathBuf {
+    fn default_out(date: &str) -> PathBuf {
         let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/results"));
-        let unix_s = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let date = civil_date(unix_s);
         let mut path = dir.join(format!("native-{date}.json"));
         let mut n = 2;
         while path.exists() {
@@ -154,28 +195,5 @@ mod native {
             n += 1;
         }
         path
-    }
-
-    /// `YYYY-MM-DD` (UTC) of a Unix time, by Howard Hinnant's `civil_from_days`.
-    fn civil_date(unix_s: u64) -> String {
-        let z = i64::try_from(unix_s / 86_400).unwrap_or(0) + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = doy - (153 * mp + 2) / 5 + 1;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 };
-        let year = yoe + era * 400 + i64::from(month <= 2);
-        format!("{year:04}-{month:02}-{day:02}")
-    }
-
-    #[cfg(test)]
-    mod tests {
-        #[test]
-        fn civil_dates() {
-            assert_eq!(super::civil_date(0), "1970-01-01");
-            assert_eq!(super::civil_date(951_782_400), "2000-02-29");
-        }
     }
 }

@@ -10,10 +10,14 @@
 //!                   use a real disk, not tmpfs)
 //!   --out PATH      JSON result (default bench-sql/results/native-YYYY-MM-DD.json)
 //!   --scale N       divide every count by N (smoke runs; not a result)
+//!   --order-seed N  seed of the round orders (default bench_results::stats::ORDER_SEED)
 //! ```
 //!
-//! Each run index goes through every backend in turn (warm-up first), so slow drift of the
-//! machine affects all backends alike. Each suite and each batch starts from a wiped state.
+//! Warm-up rounds, then measured rounds; each round runs every backend once in a shuffled
+//! order (`bench_sql::runner::run_rounds`), each suite and each batch from a wiped state. The
+//! result is a `bench_results::Document` with only the `sql` section, summarized (medians,
+//! paired ratios to `sqlite-memory` with bootstrap intervals, goal checks). Render it with
+//! `cargo run -p bench-runner -- report --out - FILE.json`; stdout gets one line per backend.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
@@ -29,24 +33,20 @@ fn main() {
 #[cfg(not(target_arch = "wasm32"))]
 mod native {
     use std::path::PathBuf;
-    use std::process::Command;
-    use std::time::{SystemTime, UNIX_EPOCH};
 
+    use bench_results::env::{civil_date, iso_utc, unix_now};
+    use bench_results::{Bootstrap, Document, RunConfig, Suite as SuiteKind};
     use bench_sql::backend::SqlBackend;
-    use bench_sql::batch::{Batch, BATCH_ROWS};
     use bench_sql::native::NativeBackend;
-    use bench_sql::result::{
-        BackendResult, BenchResult, CaseInfo, Config, Environment, RunSample, SuiteInfo,
-        SCHEMA_VERSION,
-    };
-    use bench_sql::runner::{run_batch, run_suite};
-    use bench_sql::sql::{Suite, DEFAULT_SEED};
-    use bench_sql::{block_on, report};
+    use bench_sql::runner::{run_rounds, Ours, Plan};
+    use bench_sql::sql::DEFAULT_SEED;
+    use bench_sql::{block_on, workloads};
 
     struct Args {
         runs: u32,
         warmup: u32,
         seed: u64,
+        order_seed: u64,
         backends: Vec<String>,
         dir: PathBuf,
         out: Option<PathBuf>,
@@ -54,13 +54,15 @@ mod native {
     }
 
     const USAGE: &str = "usage: bench-sql-native [--runs N] [--warmup N] [--seed N] \
-                         [--backends A,B] [--dir PATH] [--out PATH] [--scale N]";
+                         [--backends A,B] [--dir PATH] [--out PATH] [--scale N] \
+                         [--order-seed N]";
 
     fn parse_args() -> Result<Args, String> {
         let mut args = Args {
             runs: 3,
             warmup: 1,
             seed: DEFAULT_SEED,
+            order_seed: bench_results::stats::ORDER_SEED,
             backends: Vec::new(),
             dir: std::env::temp_dir(),
             out: None,
@@ -80,6 +82,7 @@ mod native {
                 "--runs" => args.runs = num32(&value)?.max(1),
                 "--warmup" => args.warmup = num32(&value)?,
                 "--seed" => args.seed = num(&value)?,
+                "--order-seed" => args.order_seed = num(&value)?,
                 "--backends" => {
                     args.backends = value.split(',').map(str::to_owned).collect();
                 }
@@ -94,108 +97,105 @@ mod native {
 
     pub(crate) fn main() -> Result<(), String> {
         let args = parse_args()?;
-        let started_unix_s = unix_now();
-        let suite = Suite::generate_scaled(args.seed, args.scale);
-        let batch = Batch::generate(args.seed, (BATCH_ROWS / args.scale).max(1));
-
-        let mut backends: Vec<NativeBackend> = NativeBackend::all(&args.dir)
+        let started = unix_now();
+        let (suite, batch) = workloads(args.seed, args.scale);
+        let mut backends: Vec<Ours<NativeBackend>> = NativeBackend::all(&args.dir)
             .into_iter()
             .filter(|b| {
                 args.backends.is_empty() || args.backends.iter().any(|f| b.name().contains(f))
             })
+            .map(Ours)
             .collect();
         if backends.is_empty() {
             return Err(format!("no backend matches {:?}", args.backends));
         }
-
-        let mut results: Vec<BackendResult> = backends
-            .iter()
-            .map(|b| BackendResult {
-                name: b.name(),
-                durability: b.durability().to_owned(),
-                persistent: b.persistent(),
-                warmup_runs: Vec::new(),
-                runs: Vec::new(),
-                summary: None,
-            })
-            .collect();
-
-        let total = args.warmup + args.runs;
-        for i in 0..total {
-            let warm = i < args.warmup;
-            for (backend, result) in backends.iter_mut().zip(&mut results) {
-                let name = backend.name();
-                let suite_run = block_on(run_suite(backend, &suite))
-                    .map_err(|e| format!("{name}: suite: {e}"))?;
-                let batch_run = block_on(run_batch(backend, &batch))
-                    .map_err(|e| format!("{name}: batch: {e}"))?;
-                eprintln!(
-                    "{} {}/{} {name}: suite {:.1} ms (test 1 {:.1}), batch {:.1} ms",
-                    if warm { "warm-up" } else { "run" },
-                    if warm { i + 1 } else { i - args.warmup + 1 },
-                    if warm { args.warmup } else { args.runs },
-                    suite_run.total_ms,
-                    suite_run.test1_ms,
-                    batch_run.ms
-                );
-                let sample = RunSample {
-                    suite: suite_run,
-                    batch: batch_run,
-                };
-                if warm {
-                    result.warmup_runs.push(sample);
-                } else {
-                    result.runs.push(sample);
-                }
+        let plan = Plan {
+            runs: args.runs,
+            warmup: args.warmup,
+            order_seed: args.order_seed,
+            suite: true,
+            batch: true,
+            data_dir: Some(args.dir.display().to_string()),
+        };
+        let mut sql = block_on(run_rounds(&mut backends, &plan, &suite, &batch, &mut |p| {
+            if p.outcome.is_some() {
+                eprintln!("{p}");
+            }
+        }));
+        let mut environment = bench_results::env::native();
+        environment.sqlite_version = Some(rusqlite::version().to_owned());
+        let config = RunConfig {
+            preset: "native".to_owned(),
+            suites: vec![SuiteKind::Sql, SuiteKind::Batch],
+            backends: args.backends.clone(),
+            runs: args.runs,
+            warmup: args.warmup,
+            fs_runs: None,
+            seed: args.seed,
+            sql_scale: args.scale,
+            files: 0,
+            file_size_bytes: 0,
+            raw_small_calls: 0,
+            raw_cycle_calls: 0,
+            order_seed: Some(args.order_seed),
+            commit: environment.commit.clone(),
+        };
+        let mut doc = Document::new(iso_utc(started), config, environment);
+        for b in &sql.backends {
+            match &b.error {
+                Some(e) => doc.verifications.fail("sql", Some(&b.meta.name), e.clone()),
+                None => doc.verifications.pass(format!(
+                    "sql+batch: {}: {} rounds; verified after reopen where persistent",
+                    b.meta.name,
+                    b.runs.len() + b.warmup_runs.len()
+                )),
             }
         }
+        sql.summarize(&Bootstrap::default());
+        doc.sql = Some(sql);
+        #[allow(clippy::cast_precision_loss)] // seconds of a run, far below 2^53
+        let duration_ms = (unix_now().saturating_sub(started)) as f64 * 1e3;
+        doc.duration_ms = duration_ms;
 
-        let mut result = BenchResult {
-            schema_version: SCHEMA_VERSION,
-            suite: SuiteInfo {
-                seed: suite.seed,
-                sha256: suite.sha256(),
-                scale_divisor: suite.scale_divisor,
-                cases: suite
-                    .cases
-                    .iter()
-                    .map(|c| CaseInfo {
-                        number: c.number,
-                        title: c.title.clone(),
-                    })
-                    .collect(),
-                batch_rows: batch.len(),
-                batch_sha256: batch.sha256(),
-            },
-            config: Config {
-                runs: args.runs,
-                warmup: args.warmup,
-                data_dir: Some(args.dir.display().to_string()),
-            },
-            environment: environment(started_unix_s),
-            backends: results,
-        };
-        result.summarize();
-
-        print!("{}", report::markdown(&result));
+        for b in doc.sql.iter().flat_map(|s| &s.backends) {
+            let total = b.summary.as_ref().and_then(|s| s.total_ms);
+            let ratio = b.ratios.as_ref().and_then(|r| r.total);
+            println!(
+                "{:<22} total {:>10} ms   ÷ {}: {}",
+                b.meta.name,
+                total.map_or("–".to_owned(), |t| format!("{:.1}", t.median)),
+                b.ratios.as_ref().map_or("memory", |r| r.reference.as_str()),
+                ratio.map_or("–".to_owned(), |r| match (r.lo, r.hi) {
+                    (Some(lo), Some(hi)) => format!("{:.3} [{lo:.3}, {hi:.3}]", r.median),
+                    _ => format!("{:.3}", r.median),
+                })
+            );
+        }
 
         let out = match args.out {
             Some(p) => p,
-            None => default_out(),
+            None => default_out(&civil_date(started)),
         };
         if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        let json = result.to_json().map_err(|e| e.to_string())?;
+        let json = doc.to_json().map_err(|e| e.to_string())?;
         std::fs::write(&out, json + "\n").map_err(|e| format!("{}: {e}", out.display()))?;
-        eprintln!("wrote {}", out.display());
-        Ok(())
+        eprintln!(
+            "wrote {} (tables: cargo run -p bench-runner -- report --out - {})",
+            out.display(),
+            out.display()
+        );
+        if doc.verifications.all_passed {
+            Ok(())
+        } else {
+            Err("a backend failed (see verifications in the result)".to_owned())
+        }
     }
 
     /// `bench-sql/results/native-YYYY-MM-DD.json`, with `-2`, `-3`, … if taken.
-    fn default_out() -> PathBuf {
+    fn default_out(date: &str) -> PathBuf {
         let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/results"));
-        let date = civil_date(unix_now());
         let mut path = dir.join(format!("native-{date}.json"));
         let mut n = 2;
         while path.exists() {
@@ -203,81 +203,5 @@ mod native {
             n += 1;
         }
         path
-    }
-
-    fn unix_now() -> u64 {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
-    }
-
-    /// `YYYY-MM-DD` (UTC) of a Unix time, by Howard Hinnant's `civil_from_days`.
-    fn civil_date(unix_s: u64) -> String {
-        let z = i64::try_from(unix_s / 86_400).unwrap_or(0) + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let day = doy - (153 * mp + 2) / 5 + 1;
-        let month = if mp < 10 { mp + 3 } else { mp - 9 };
-        let year = yoe + era * 400 + i64::from(month <= 2);
-        format!("{year:04}-{month:02}-{day:02}")
-    }
-
-    fn command_output(program: &str, args: &[&str]) -> Option<String> {
-        let out = Command::new(program).args(args).output().ok()?;
-        if !out.status.success() {
-            return None;
-        }
-        Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
-    }
-
-    fn environment(started_unix_s: u64) -> Environment {
-        let commit = command_output("git", &["rev-parse", "--short=12", "HEAD"]).map(|c| {
-            let dirty =
-                command_output("git", &["status", "--porcelain"]).is_some_and(|s| !s.is_empty());
-            if dirty {
-                format!("{c}-dirty")
-            } else {
-                c
-            }
-        });
-        let cpu_model = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_owned())
-        });
-        Environment {
-            platform: "native".to_owned(),
-            os: std::env::consts::OS.to_owned(),
-            arch: std::env::consts::ARCH.to_owned(),
-            cpu_count: std::thread::available_parallelism()
-                .ok()
-                .and_then(|n| u32::try_from(n.get()).ok()),
-            cpu_model,
-            sqlite_version: rusqlite::version().to_owned(),
-            rustc: command_output("rustc", &["-V"]),
-            commit,
-            user_agent: None,
-            browser: None,
-            browser_version: None,
-            timer_resolution_us: None,
-            cross_origin_isolated: None,
-            storage_usage_bytes: None,
-            storage_quota_bytes: None,
-            started_unix_s: Some(started_unix_s),
-        }
-    }
-
-    #[cfg(test)]
-    mod tests {
-        #[test]
-        fn civil_dates() {
-            assert_eq!(super::civil_date(0), "1970-01-01");
-            assert_eq!(super::civil_date(951_782_400), "2000-02-29");
-            assert_eq!(super::civil_date(1_681_171_200), "2023-04-11");
-        }
     }
 }

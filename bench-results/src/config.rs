@@ -1,0 +1,94 @@
+//! [`RunConfig`]: what ran, recorded as `config` in every document; [`Suite`], the four suites.
+
+use serde::{Deserialize, Serialize};
+
+/// One of the four suites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Suite {
+    /// bench-sql: the 16-case SQL suite.
+    Sql,
+    /// bench-sql: the 10,000-row transaction.
+    Batch,
+    /// bench-fs: the filesystem lifecycle.
+    Fs,
+    /// bench-fs: the raw OPFS per-call workloads (the physical floor).
+    Raw,
+}
+
+impl Suite {
+    /// All four, in the order they run.
+    pub const ALL: [Suite; 4] = [Suite::Sql, Suite::Batch, Suite::Fs, Suite::Raw];
+
+    /// The name used in URLs, configs and progress events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Suite::Sql => "sql",
+            Suite::Batch => "batch",
+            Suite::Fs => "fs",
+            Suite::Raw => "raw",
+        }
+    }
+
+    /// Parses [`Suite::as_str`] names.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+/// What ran: a preset with its overrides applied (the page), or a native runner's options.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// The preset the values started from (`full`, `phone`, `quick`; `native` for the native
+    /// runners).
+    pub preset: String,
+    /// Selected suites, in running order.
+    pub suites: Vec<Suite>,
+    /// Backend filters (substrings of names); empty: every backend.
+    pub backends: Vec<String>,
+    /// Measured rounds (each runs every selected backend once).
+    pub runs: u32,
+    /// Warm-up rounds before them (excluded from statistics, kept in the result).
+    pub warmup: u32,
+    /// Measured rounds of the filesystem lifecycle and the raw workloads, when they differ
+    /// from `runs` (the full preset spends its many rounds on the SQL suite, whose intervals
+    /// its goals are about). `None`: `runs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_runs: Option<u32>,
+    /// Seed of the generated SQL and file contents.
+    pub seed: u64,
+    /// SQL counts divided by this (1: full size, anything else is a smoke run).
+    pub sql_scale: u32,
+    /// Files in the lifecycle.
+    pub files: u32,
+    /// Bytes per file.
+    pub file_size_bytes: u32,
+    /// Raw `N`: calls of the 4 KiB workloads.
+    pub raw_small_calls: u32,
+    /// Raw `M`: append+flush pairs and new-file cycles.
+    pub raw_cycle_calls: u32,
+    /// Seed of the shuffle that orders the backends in each round (absent in version 1
+    /// documents, whose rounds ran in one fixed order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
+    /// Source commit of the build, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+impl RunConfig {
+    /// Measured rounds of the lifecycle and the raw workloads.
+    pub fn fs_rounds(&self) -> u32 {
+        self.fs_runs.unwrap_or(self.runs)
+    }
+
+    /// Whether `suite` was selected.
+    pub fn runs_suite(&self, suite: Suite) -> bool {
+        self.suites.contains(&suite)
+    }
+
+    /// Whether the backend `name` passes the filters (empty: every backend).
+    pub fn selects_backend(&self, name: &str) -> bool {
+        self.backends.is_empty() || self.backends.iter().any(|f| name.contains(f.as_str()))
+    }
+}

@@ -1,0 +1,353 @@
+//! The SQL section: the 16-case suite and the 10,000-row batch over every SQL backend (ours,
+//! the Rust-side baselines, and peers implemented in JavaScript), round by round.
+//!
+//! Protocol (the producer's, recorded here): warm-up rounds, then measured rounds; each round
+//! runs every selected backend once, in an order drawn from a seeded shuffle ([`Round::order`]);
+//! a backend's turn is the suite, then the batch, each from a wiped state. Every sample is kept
+//! (warm-up included). Timings carry their unit in the field name (`_ms`); an absent phase
+//! (`null`) means "not applicable" (a non-persistent backend has no sync or reopen).
+
+use serde::{Deserialize, Serialize};
+
+use crate::goals::GoalCheck;
+use crate::stats::Bootstrap;
+use crate::summary::{BackendSummary, RatioSummary};
+
+/// The SQL engine a backend runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    /// SQLite (ours, sahpool, the memory VFS, the SQLite peers). Version 1 documents, which
+    /// had only SQLite backends, default to it.
+    #[default]
+    Sqlite,
+    /// PGlite (Postgres compiled to wasm).
+    Pglite,
+}
+
+/// What a backend is: the same record for our backends, the Rust-side baselines and the
+/// JavaScript peers (`peerBackends()` returns these fields).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackendMeta {
+    /// Stable identifier used in results, tables and `--backends` filters
+    /// (`ours-disk-strict`, `sahpool`, `sqlite-memvfs`, a peer's name).
+    pub name: String,
+    /// The engine.
+    #[serde(default)]
+    pub engine: Engine,
+    /// Name of the backend that is this engine's memory reference (`sqlite-memvfs` for
+    /// SQLite backends, `pglite-memory` for PGlite); the reference names itself. Ratios
+    /// "÷ memory" divide by it, round by round. `None`: the engine's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// The package that implements it (`opfs-vfs`, `sqlite-wasm-vfs`, `@journeyapps/wa-sqlite`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Its version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// What a returned `COMMIT` guarantees, as a label.
+    pub durability: String,
+    /// The settings behind that label, free text (`journal_mode=delete, synchronous=full`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability_settings: Option<String>,
+    /// Whether the database outlives its connection (sync, reopen and verification apply).
+    pub persistent: bool,
+    /// Why this backend did not run at all (not available here); `None`: it was run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+impl BackendMeta {
+    /// One of ours (`ours-<mode>-<level>`).
+    pub fn is_ours(&self) -> bool {
+        self.name.starts_with("ours-")
+    }
+
+    /// This engine's memory reference itself.
+    pub fn is_reference(&self) -> bool {
+        self.reference.as_deref() == Some(self.name.as_str())
+            || (self.reference.is_none() && !self.persistent)
+    }
+
+    /// Neither ours nor a reference: a peer we compare against (sahpool, the JavaScript
+    /// backends).
+    pub fn is_peer(&self) -> bool {
+        !self.is_ours() && !self.is_reference()
+    }
+}
+
+/// Identifies the generated workloads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuiteInfo {
+    /// PRNG seed of the suite and the batch.
+    pub seed: u64,
+    /// SHA-256 of the 16 cases' SQL (each case's text followed by a NUL byte).
+    pub sha256: String,
+    /// Every count divided by this (1 = full size; anything else is a smoke run, not a result).
+    pub scale_divisor: u32,
+    /// Case numbers and titles, in order.
+    pub cases: Vec<CaseInfo>,
+    /// Rows in the batch transaction.
+    pub batch_rows: u32,
+    /// SHA-256 of the batch workload.
+    pub batch_sha256: String,
+}
+
+/// Number and title of one case.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseInfo {
+    /// 1 to 16.
+    pub number: u32,
+    /// As printed in reports.
+    pub title: String,
+}
+
+/// Repetition, as the SQL runner saw it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SqlRunInfo {
+    /// Measured rounds.
+    pub runs: u32,
+    /// Warm-up rounds.
+    pub warmup: u32,
+    /// Where the backends kept their files (`opfs:<directory>` in the browser).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<String>,
+    /// Seed of the round orders ([`crate::stats::round_orders`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
+}
+
+/// One round: which backends ran, in which order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Round {
+    /// 0-based over all rounds, warm-up first (the `round` of each sample).
+    pub index: u32,
+    /// A warm-up round (excluded from statistics).
+    pub warmup: bool,
+    /// Backend names in running order (backends that had failed earlier are left out).
+    pub order: Vec<String>,
+}
+
+/// The SQL section of a document.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SqlSection {
+    /// What was executed.
+    pub suite: SuiteInfo,
+    /// How it was repeated.
+    #[serde(default)]
+    pub config: SqlRunInfo,
+    /// Every round's order (absent in version 1 documents: one fixed order).
+    #[serde(default)]
+    pub rounds: Vec<Round>,
+    /// One entry per backend (also those skipped), in the order they were listed.
+    pub backends: Vec<SqlBackendResult>,
+    /// How the intervals were computed (set by [`SqlSection::summarize`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap: Option<Bootstrap>,
+    /// The goal checks ([`crate::goals`]), derived from the paired ratios.
+    #[serde(default)]
+    pub goals: Vec<GoalCheck>,
+}
+
+/// Everything measured on one backend.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SqlBackendResult {
+    /// What the backend is.
+    #[serde(flatten)]
+    pub meta: BackendMeta,
+    /// Why it stopped, if it failed: the runs before the failure are kept, and it ran in no
+    /// later round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Excluded from statistics.
+    #[serde(default)]
+    pub warmup_runs: Vec<RunSample>,
+    /// The measured runs.
+    #[serde(default)]
+    pub runs: Vec<RunSample>,
+    /// Medians and ranges of the measured runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<BackendSummary>,
+    /// Paired ratios to the memory reference, with intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratios: Option<RatioSummary>,
+}
+
+/// One backend's turn in one round: the suite, then the batch (each from a wiped state).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSample {
+    /// [`Round::index`] (absent in version 1 documents: pair by position).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// The 16 cases, if the suite was selected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<SuiteRun>,
+    /// The batch transaction, if the batch was selected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<BatchRun>,
+}
+
+/// Lifecycle phases around one workload. Preparation and close are outside the workload
+/// timing; cleanup is not timed at all.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Phases {
+    /// Bring the backend to a fresh, empty state (wipe files, create directories).
+    pub prepare_ms: f64,
+    /// Initialization: mount or install, register, open the connection, set pragmas.
+    pub init_ms: f64,
+    /// A later explicit sync after the workload (`None`: not persistent).
+    #[serde(default)]
+    pub sync_ms: Option<f64>,
+    /// Closing the connection and whatever holds the database.
+    pub close_ms: f64,
+    /// Opening the persisted database again (`None`: not persistent).
+    #[serde(default)]
+    pub reopen_ms: Option<f64>,
+    /// Checking, after reopen, what the workload left (`None`: not persistent).
+    #[serde(default)]
+    pub verify_ms: Option<f64>,
+}
+
+/// Physical calls made by our storage (our VFS and volume only).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhysicalCounters {
+    /// `flush` calls (durable points).
+    pub flushes: u64,
+    /// `write_at` calls.
+    pub writes: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// `read_at` calls.
+    pub reads: u64,
+}
+
+impl PhysicalCounters {
+    /// `self - earlier`, saturating (a remount restarts the counters at zero).
+    pub fn since(&self, earlier: &Self) -> Self {
+        Self {
+            flushes: self.flushes.saturating_sub(earlier.flushes),
+            writes: self.writes.saturating_sub(earlier.writes),
+            bytes_written: self.bytes_written.saturating_sub(earlier.bytes_written),
+            reads: self.reads.saturating_sub(earlier.reads),
+        }
+    }
+
+    /// Per-field lower median (counters stay integers); `None` if empty.
+    pub fn median_of(samples: &[Self]) -> Option<Self> {
+        if samples.is_empty() {
+            return None;
+        }
+        let field = |f: fn(&Self) -> u64| {
+            let mut v: Vec<u64> = samples.iter().map(f).collect();
+            v.sort_unstable();
+            v[(v.len() - 1) / 2]
+        };
+        Some(Self {
+            flushes: field(|c| c.flushes),
+            writes: field(|c| c.writes),
+            bytes_written: field(|c| c.bytes_written),
+            reads: field(|c| c.reads),
+        })
+    }
+}
+
+/// One case of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaseSample {
+    /// 1 to 16.
+    pub number: u32,
+    /// Wall time of the case's script.
+    pub ms: f64,
+    /// Physical calls during the case, where the backend counts them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<PhysicalCounters>,
+}
+
+/// The suite in one run. This is also the shape a JavaScript peer's `runPeerSuite` returns.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SuiteRun {
+    /// Lifecycle around the 16 cases.
+    pub phases: Phases,
+    /// The cases in order.
+    pub cases: Vec<CaseSample>,
+    /// Sum of the case times.
+    pub total_ms: f64,
+    /// Case 1 alone (commit cost).
+    pub test1_ms: f64,
+}
+
+impl SuiteRun {
+    /// Total and test 1 from the cases (what a producer stores; checked for peers).
+    pub fn from_cases(phases: Phases, cases: Vec<CaseSample>) -> Self {
+        let total_ms = cases.iter().map(|c| c.ms).sum();
+        let test1_ms = cases.iter().find(|c| c.number == 1).map_or(0.0, |c| c.ms);
+        Self {
+            phases,
+            cases,
+            total_ms,
+            test1_ms,
+        }
+    }
+
+    /// Time of case `number`, if it ran.
+    pub fn case_ms(&self, number: u32) -> Option<f64> {
+        self.cases.iter().find(|c| c.number == number).map(|c| c.ms)
+    }
+}
+
+/// The batch in one run. Also the shape of a peer's `runPeerBatch` result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BatchRun {
+    /// Lifecycle around the transaction.
+    pub phases: Phases,
+    /// Rows inserted.
+    pub rows: u32,
+    /// Wall time of `BEGIN`, the inserts and `COMMIT`.
+    pub ms: f64,
+    /// Physical calls during the transaction, where the backend counts them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<PhysicalCounters>,
+}
+
+impl SqlSection {
+    /// The backend named `name`.
+    pub fn backend(&self, name: &str) -> Option<&SqlBackendResult> {
+        self.backends.iter().find(|b| b.meta.name == name)
+    }
+
+    /// The memory reference of `b`: its `reference` if that backend is in this section,
+    /// else the first non-persistent backend of the same engine that is its own reference
+    /// (or names none). `None` if there is none, or `b` is the reference itself.
+    pub fn reference_of(&self, b: &BackendMeta) -> Option<&SqlBackendResult> {
+        let r = match b.reference.as_deref() {
+            Some(r) if self.backend(r).is_some() => self.backend(r),
+            _ => self.backends.iter().find(|x| {
+                x.meta.engine == b.engine
+                    && !x.meta.persistent
+                    && x.meta.reference.as_deref().is_none_or(|r| r == x.meta.name)
+            }),
+        }?;
+        (r.meta.name != b.name).then_some(r)
+    }
+}
+
+impl SqlBackendResult {
+    /// Measured `(pairing key, value)` samples of `pick`: the key is the run's round, or for
+    /// version 1 runs (no round) its position among the measured runs.
+    pub fn keyed(&self, pick: impl Fn(&RunSample) -> Option<f64>) -> Vec<(u32, f64)> {
+        self.runs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let key = r
+                    .round
+                    .unwrap_or_else(|| LEGACY_KEY + u32::try_from(i).unwrap_or(u32::MAX));
+                pick(r).map(|v| (key, v))
+            })
+            .collect()
+    }
+}
+
+/// Pairing keys of version 1 runs start here, far above any real round index.
+const LEGACY_KEY: u32 = 1 << 30;

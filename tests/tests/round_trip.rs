@@ -1,0 +1,196 @@
+//! Producer → JSON → consumer: documents made by the real producers (bench-sql's round loop
+//! and bench-fs' lifecycle over their native backends; a raw suite built from call samples the
+//! way bench-fs builds it in the browser) go through JSON and are read back by every consumer:
+//! the schema's loader (exactly equal, floats included), `bench-runner`'s validation (no
+//! problem) and its Markdown report (the intervals and goals are in it).
+
+use bench_fs::config::{Config, Level, LifecycleConfig, Mode};
+use bench_results::raw::{CallSeries, RawRun, RawSuite};
+use bench_results::{Bootstrap, Document, RunConfig, Suite};
+use bench_runner::doc::validate;
+use bench_runner::report::{markdown, Entry};
+use bench_sql::backend::SqlBackend as _;
+use bench_sql::native::NativeBackend;
+use bench_sql::runner::{run_rounds, Ours, Plan};
+
+const RUNS: u32 = 6;
+
+fn document() -> Document {
+    let dir = tempfile::tempdir().unwrap();
+    let (suite, batch) = bench_sql::workloads(bench_sql::sql::DEFAULT_SEED, 100);
+    let mut backends: Vec<Ours<NativeBackend>> = NativeBackend::all(dir.path())
+        .into_iter()
+        .filter(|b| {
+            ["sqlite-memory", "ours-memory-strict", "ours-disk-balanced"]
+                .contains(&b.name().as_str())
+        })
+        .map(Ours)
+        .collect();
+    assert_eq!(backends.len(), 3);
+    let plan = Plan {
+        runs: RUNS,
+        warmup: 1,
+        order_seed: 5,
+        suite: true,
+        batch: true,
+        data_dir: None,
+    };
+    let sql = bench_sql::block_on(run_rounds(
+        &mut backends,
+        &plan,
+        &suite,
+        &batch,
+        &mut |_| {},
+    ));
+
+    let fs = bench_fs::native::run_native(
+        &Config {
+            runs: RUNS,
+            warmup: 1,
+            lifecycle: Some(LifecycleConfig {
+                files: 20,
+                buffer_modes: vec![Mode::Disk, Mode::Memory],
+                durabilities: vec![Level::Strict],
+                ..LifecycleConfig::default()
+            }),
+            raw: None,
+            dir: String::new(),
+            order_seed: 5,
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+
+    // The raw suite as bench-fs' browser code builds it: series from per-call samples.
+    let run = |k: f64| RawRun {
+        series: vec![
+            CallSeries::new(
+                "small-append",
+                4096,
+                4 * 4096,
+                vec![k * 11.0, 12.0, 13.0, 10.0],
+            )
+            .unwrap(),
+            CallSeries::new(
+                "small-overwrite",
+                4096,
+                4 * 4096,
+                vec![k * 9.0, 9.0, 10.0, 8.0],
+            )
+            .unwrap(),
+            CallSeries::new("append+flush: flush", 0, 0, vec![k * 300.0, 250.0]).unwrap(),
+            CallSeries::new("new-file: create+open", 0, 0, vec![k * 2000.0, 1500.0]).unwrap(),
+            CallSeries::new("new-file: first write", 0, 0, vec![k * 20.0, 25.0]).unwrap(),
+            CallSeries::new("new-file: delete", 0, 0, vec![k * 900.0, 800.0]).unwrap(),
+        ],
+    };
+    let raw = RawSuite {
+        warmup_runs: vec![run(3.0)],
+        runs: (0..RUNS).map(|i| run(1.0 + f64::from(i) / 10.0)).collect(),
+        ..RawSuite::default()
+    };
+
+    let mut environment = bench_results::env::native();
+    environment.sqlite_version = Some("test".to_owned());
+    let config = RunConfig {
+        preset: "test".to_owned(),
+        suites: Suite::ALL.to_vec(),
+        backends: Vec::new(),
+        runs: RUNS,
+        warmup: 1,
+        fs_runs: None,
+        seed: bench_sql::sql::DEFAULT_SEED,
+        sql_scale: 100,
+        files: 20,
+        file_size_bytes: 1024,
+        raw_small_calls: 4,
+        raw_cycle_calls: 2,
+        order_seed: Some(5),
+        commit: None,
+    };
+    let mut doc = Document::new("2026-12-01T00:00:00Z".to_owned(), config, environment);
+    for b in &sql.backends {
+        assert!(b.error.is_none(), "{}: {:?}", b.meta.name, b.error);
+        doc.verifications
+            .pass(format!("sql+batch: {}", b.meta.name));
+    }
+    doc.sql = Some(sql);
+    doc.fs = fs.lifecycle;
+    doc.raw = Some(raw);
+    doc.summarize(&Bootstrap::default());
+    doc
+}
+
+#[test]
+fn every_consumer_reads_what_the_producers_write() {
+    let doc = document();
+    let json = doc.to_json().unwrap();
+    assert!(json.contains("\"schema_version\": 2"));
+
+    // The loader: the same document, floats bit for bit (serde_json's float_roundtrip).
+    let back = Document::from_json(&json).unwrap();
+    assert_eq!(back, doc);
+    assert!(!back.needs_summary(), "summaries travel with the document");
+
+    // What the producer computed is there.
+    let sql = back.sql.as_ref().unwrap();
+    assert_eq!(sql.rounds.len(), 7);
+    let ours = sql.backend("ours-memory-strict").unwrap();
+    assert_eq!(ours.meta.reference.as_deref(), Some("sqlite-memory"));
+    assert_eq!(ours.meta.package.as_deref(), Some("opfs-vfs"));
+    let total = ours.ratios.as_ref().unwrap().total.unwrap();
+    assert_eq!(total.n, RUNS as usize);
+    assert!(total.lo.unwrap() <= total.median && total.median <= total.hi.unwrap());
+    assert!(sql.goals.iter().any(|g| g.goal == "total-strict"));
+    assert!(sql.goals.iter().any(|g| g.goal == "total-balanced"));
+    let fs = back.fs.as_ref().unwrap();
+    assert_eq!(fs.floors.len(), 4);
+    assert!(fs.backends.iter().all(|b| b.summary.is_some()));
+    assert!(back.raw.as_ref().unwrap().derived.is_some());
+
+    // The runner's validation: nothing wrong.
+    let v = validate(&json, &Suite::ALL);
+    assert!(v.problems.is_empty(), "{:#?}", v.problems);
+
+    // The runner's report, from the file.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("2026-12-01-native.json");
+    std::fs::write(&path, &json).unwrap();
+    let entry = Entry::load(&path).unwrap();
+    let md = markdown("2026-12-01", &[entry]);
+    for needle in [
+        "## Headline",
+        "| Native | ours-memory-strict |",
+        "÷ memory [95 %]",
+        "## Goals",
+        "ours-disk-balanced ÷ sqlite-memory, 16-case total ≤ 1.05",
+        "### Filesystem lifecycle: 20 files × 1.0 KiB",
+        "create ÷ floor",
+        "### Raw OPFS per call",
+        "order seed 5",
+    ] {
+        assert!(md.contains(needle), "no {needle:?} in\n{md}");
+    }
+}
+
+#[test]
+fn a_corrupted_document_is_caught() {
+    let mut doc = document();
+    // A verdict that does not follow from its interval.
+    let sql = doc.sql.as_mut().unwrap();
+    let g = sql
+        .goals
+        .iter_mut()
+        .find(|g| g.ratio.is_some_and(|r| r.lo.is_some()))
+        .unwrap();
+    g.verdict = match g.verdict {
+        bench_results::goals::Verdict::Met => bench_results::goals::Verdict::NotMet,
+        _ => bench_results::goals::Verdict::Met,
+    };
+    // A sample that belongs to no recorded round.
+    sql.backends[0].runs[0].round = Some(99);
+    let v = validate(&doc.to_json().unwrap(), &Suite::ALL);
+    let text = v.problems.join("\n");
+    assert!(text.contains("the rule gives"), "{text}");
+    assert!(text.contains("does not list it"), "{text}");
+}
