@@ -1,0 +1,55 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! Regressions found by the fuzz target (`fuzz/`, see `fuzz/README.md`). Each test replays what
+//! the fuzzer found, in the smallest form that shows it, through the public API.
+
+use opfs_vfs::storage::MemoryStorage;
+use opfs_vfs::{BufferMode, Volume, VolumeOptions};
+
+fn memory_mode() -> VolumeOptions {
+    VolumeOptions {
+        buffer_mode: BufferMode::Memory,
+        ..VolumeOptions::default()
+    }
+}
+
+/// Found by `fuzz/` (mount target, on the first corpus pass): in Memory mode a resident file's
+/// contents were indexed by a dense vector of 64 KiB chunks, sized from the file's *length*.
+/// A sparse length — here a byte at 2^52 − 1, legal up to `MAX_FILE_SIZE` = 2^53 — made the
+/// commit allocate 2^36 chunk slots (1 TiB) and the process abort on the failed allocation
+/// (a 2^49 length asked for 512 GiB). The same happened when such a file, checkpointed, was
+/// loaded on its first access after a remount (the length then comes from the image: with no
+/// `memory_budget`, the native default, a hostile image could abort the process). Contents are
+/// now a sparse map: memory follows the bytes stored, not the length.
+#[test]
+fn sparse_file_in_memory_mode_allocates_what_it_stores() {
+    let far = (1u64 << 52) - 1;
+    let mut v = Volume::mount(MemoryStorage::new(), memory_mode()).unwrap();
+    let id = v.create("sparse").unwrap();
+    v.write(id, far, b"!").unwrap();
+    v.commit().unwrap();
+    assert_eq!(v.len(id).unwrap(), far + 1);
+    let mut b = [0u8; 4];
+    assert_eq!(v.read(id, far - 3, &mut b).unwrap(), 4);
+    assert_eq!(&b, b"\0\0\0!");
+    assert!(
+        v.stats().resident_bytes <= 1 << 20,
+        "resident bytes: {}",
+        v.stats().resident_bytes
+    );
+
+    // Grow further with set_len (the fuzzer's first finding was a sparse set_len), shrink,
+    // and load the checkpointed file again after a remount (the length from the catalog).
+    v.set_len(id, 1 << 53).unwrap();
+    v.commit().unwrap();
+    v.set_len(id, far + 1).unwrap();
+    v.commit().unwrap();
+    let st = v.close().unwrap();
+    let mut v = Volume::mount(st, memory_mode()).unwrap();
+    let id = v.open("sparse").unwrap();
+    let mut b = [0u8; 2];
+    assert_eq!(v.read(id, far - 1, &mut b).unwrap(), 2);
+    assert_eq!(&b, b"\0!");
+    assert!(v.stats().resident_bytes <= 1 << 20);
+    v.check_invariants().unwrap();
+    assert!(v.check_integrity().unwrap().is_ok());
+}
