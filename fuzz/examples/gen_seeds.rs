@@ -87,13 +87,19 @@ fn main() {
     let mut seeds: Vec<Seed> = Vec::new();
 
     // 0. A new, empty volume.
-    let v = Volume::mount(MemoryStorage::new(), opts(BufferMode::Memory, Durability::Strict))
-        .unwrap();
+    let v = Volume::mount(
+        MemoryStorage::new(),
+        opts(BufferMode::Memory, Durability::Strict),
+    )
+    .unwrap();
     seeds.push(seed_of("empty", &v.close().unwrap()));
 
     // 1. The base, closed cleanly (checkpointed: catalog only, log = epoch frame).
-    let mut v = Volume::mount(MemoryStorage::new(), opts(BufferMode::Memory, Durability::Strict))
-        .unwrap();
+    let mut v = Volume::mount(
+        MemoryStorage::new(),
+        opts(BufferMode::Memory, Durability::Strict),
+    )
+    .unwrap();
     base(&mut v);
     let closed = v.close().unwrap();
     seeds.push(seed_of("base-closed", &closed));
@@ -105,8 +111,11 @@ fn main() {
     seeds.push(seed_of("log-after-checkpoint", &crashed));
 
     // 3. Both superblock slots valid (a second checkpoint), then more log.
-    let mut v = Volume::mount(crashed.clone(), opts(BufferMode::Memory, Durability::Strict))
-        .unwrap();
+    let mut v = Volume::mount(
+        crashed.clone(),
+        opts(BufferMode::Memory, Durability::Strict),
+    )
+    .unwrap();
     v.checkpoint().unwrap();
     let a = v.open("main.db").unwrap();
     v.write(a, 100, b"after the second checkpoint").unwrap();
@@ -133,8 +142,11 @@ fn main() {
     seeds.push(seed_of("spill-abort-open", &v.into_storage_unflushed()));
 
     // 5. Balanced durability, crashed with commits grouped in memory and some written.
-    let mut v = Volume::mount(closed.clone(), opts(BufferMode::Memory, Durability::Balanced))
-        .unwrap();
+    let mut v = Volume::mount(
+        closed.clone(),
+        opts(BufferMode::Memory, Durability::Balanced),
+    )
+    .unwrap();
     log_work(&mut v);
     v.sync().unwrap();
     let a = v.open("main.db").unwrap();
@@ -170,7 +182,10 @@ fn main() {
     let probe = cs.clone();
     probe.crash_at_mutation(2);
     let _ = Volume::mount(cs, opts(BufferMode::Memory, Durability::Strict));
-    seeds.push(seed_of("torn-creation", &probe.crash(5, CrashMode::InOrder)));
+    seeds.push(seed_of(
+        "torn-creation",
+        &probe.crash(5, CrashMode::InOrder),
+    ));
 
     // Check: every seed mounts (or fails with a typed error, for the torn ones) without
     // panicking, and report sizes.
@@ -204,13 +219,20 @@ fn main() {
         for k in 0..2 {
             let mut plan = vec![0u8; 96];
             rng.fill(&mut plan);
-            fs::write(dir.join(format!("seed-{i:02}-{k}")), encode_seed(idx, &plan)).unwrap();
+            fs::write(
+                dir.join(format!("seed-{i:02}-{k}")),
+                encode_seed(idx, &plan),
+            )
+            .unwrap();
         }
         if matches!(s.name.as_str(), "log-after-checkpoint" | "spill-abort-open") {
             let mut plan = vec![0u8; 96];
             rng.fill(&mut plan);
-            fs::write(dir.join(format!("raw-{i:02}")), encode_raw(&s.data, &s.log, &plan))
-                .unwrap();
+            fs::write(
+                dir.join(format!("raw-{i:02}")),
+                encode_raw(&s.data, &s.log, &plan),
+            )
+            .unwrap();
         }
     }
 }

@@ -85,30 +85,66 @@ pub enum FieldMut {
     /// A directory entry removed, duplicated, or two swapped.
     DirEdit { chunk: u8, other: u8, op: ListOp },
     /// An entry's id (field 0) or size (field 1).
-    Entry { chunk: u8, entry: u8, field: u8, val: Val },
+    Entry {
+        chunk: u8,
+        entry: u8,
+        field: u8,
+        val: Val,
+    },
     /// An entry's name: another name of the image, or an edge case.
     Name { chunk: u8, entry: u8, name: u8 },
     /// An entry's inline bytes resized (size follows or not), or an entry made inline/blocks.
-    Inline { chunk: u8, entry: u8, len: Val, keep_size: bool },
+    Inline {
+        chunk: u8,
+        entry: u8,
+        len: Val,
+        keep_size: bool,
+    },
     /// Entries of a chunk removed, duplicated, swapped.
-    EntryEdit { chunk: u8, entry: u8, other: u8, op: ListOp },
+    EntryEdit {
+        chunk: u8,
+        entry: u8,
+        other: u8,
+        op: ListOp,
+    },
     /// A map pointer's field (0 key, 1 block, 2 length, 3 hash) in an entry.
     MapPtr { map: u8, field: u8, val: Val },
     /// Map pointers of an entry removed, duplicated, swapped.
     MapEdit { map: u8, other: u8, op: ListOp },
     /// A run's field (0 first page, 1 first block, 2 count: hashes added or removed, 3 one
     /// hash, 4 every hash recomputed from the blocks it now points at).
-    Run { map: u8, run: u8, field: u8, val: Val },
+    Run {
+        map: u8,
+        run: u8,
+        field: u8,
+        val: Val,
+    },
     /// Runs of a map chunk removed, duplicated, swapped.
-    RunEdit { map: u8, run: u8, other: u8, op: ListOp },
+    RunEdit {
+        map: u8,
+        run: u8,
+        other: u8,
+        op: ListOp,
+    },
     /// A frame's field (0 kind, 1 file id, 2 arg, 3 salt, 4 session), the log re-chained.
     Frame { frame: u8, field: u8, val: Val },
     /// A payload byte of a frame changed (names, id lists, page bytes), or the payload cut.
-    Payload { frame: u8, at: u16, byte: u8, cut: bool },
+    Payload {
+        frame: u8,
+        at: u16,
+        byte: u8,
+        cut: bool,
+    },
     /// Frames removed, duplicated, swapped (re-chained).
     FrameEdit { frame: u8, other: u8, op: ListOp },
     /// A new frame inserted before frame `at` (re-chained).
-    FrameInsert { at: u8, kind: u8, file_id: Val, arg: Val, ids: Vec<u8> },
+    FrameInsert {
+        at: u8,
+        kind: u8,
+        file_id: Val,
+        arg: Val,
+        ids: Vec<u8>,
+    },
 }
 
 /// An edit of a list.
@@ -164,7 +200,12 @@ pub enum ByteMut {
     /// XOR one byte.
     Flip { region: Region, at: u32, xor: u8 },
     /// Write a little-endian integer of 1, 2, 4 or 8 bytes.
-    Int { region: Region, at: u32, width: u8, val: Val },
+    Int {
+        region: Region,
+        at: u32,
+        width: u8,
+        val: Val,
+    },
     /// Zero a range.
     Zero { region: Region, at: u32, len: u16 },
     /// Cut a file to a fraction of its length (`log`: the log, else the data file), optionally
@@ -179,12 +220,7 @@ pub enum ByteMut {
 }
 
 /// Which physical file and byte range a region is, if the image has it.
-fn region_range(
-    t: &Tree,
-    data: &[u8],
-    log: &[u8],
-    r: Region,
-) -> Option<(bool, usize, usize)> {
+fn region_range(t: &Tree, data: &[u8], log: &[u8], r: Region) -> Option<(bool, usize, usize)> {
     let clamp = |len: usize, start: usize, n: usize| {
         (start < len).then(|| (start, n.min(len - start).max(1)))
     };
@@ -306,8 +342,7 @@ pub fn apply_field(t: &mut Tree, m: &FieldMut, pool: &[u64], data: &[u8]) {
                 1 => &mut sb.volume_salt,
                 2 => &mut sb.directory.block,
                 3 => {
-                    sb.directory.len =
-                        val.apply(u64::from(sb.directory.len), pool) as u32;
+                    sb.directory.len = val.apply(u64::from(sb.directory.len), pool) as u32;
                     t.sb_dirty[s] = true;
                     return;
                 }
@@ -547,9 +582,8 @@ pub fn apply_field(t: &mut Tree, m: &FieldMut, pool: &[u64], data: &[u8]) {
             let at = usize::from(at) % (n + 1);
             let kind = kind_of(u64::from(kind));
             let near = t.frames.get(at.saturating_sub(1)).cloned();
-            let (salt, session, id0, arg0) = near.map_or((t.salt, 0, 1, 0), |f| {
-                (f.salt, f.session, f.file_id, f.arg)
-            });
+            let (salt, session, id0, arg0) =
+                near.map_or((t.salt, 0, 1, 0), |f| (f.salt, f.session, f.file_id, f.arg));
             let payload = match kind {
                 FrameKind::Commit | FrameKind::Abort => ids
                     .iter()
@@ -650,7 +684,11 @@ pub fn apply_bytes(t: &Tree, m: &ByteMut, pool: &[u64], data: &mut Vec<u8>, log:
                 f[i..end].fill(0);
             }
         }
-        ByteMut::Truncate { log: l, frac, aligned } => {
+        ByteMut::Truncate {
+            log: l,
+            frac,
+            aligned,
+        } => {
             let f = if l { &mut *log } else { &mut *data };
             let mut n = f.len() * usize::from(frac) / 65536;
             if aligned {
@@ -754,7 +792,12 @@ pub enum Op {
     /// Read `len` bytes at an offset.
     Read { file: u8, at: Off, len: u16 },
     /// Write `len` bytes of `byte` (varied per position) at an offset.
-    Write { file: u8, at: Off, len: u16, byte: u8 },
+    Write {
+        file: u8,
+        at: Off,
+        len: u16,
+        byte: u8,
+    },
     /// Create a file (name from a small table).
     Create { name: u8 },
     /// Resize.
@@ -820,9 +863,9 @@ pub struct Decoded {
 }
 
 fn take_part<'a>(b: &mut &'a [u8]) -> &'a [u8] {
-    let n = b
-        .get(..4)
-        .map_or(0, |s| u32::from_le_bytes(s.try_into().unwrap_or([0; 4])) as usize);
+    let n = b.get(..4).map_or(0, |s| {
+        u32::from_le_bytes(s.try_into().unwrap_or([0; 4])) as usize
+    });
     let rest = b.get(4..).unwrap_or(&[]);
     let n = n.min(rest.len());
     *b = &rest[n..];

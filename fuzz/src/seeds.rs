@@ -62,8 +62,7 @@ pub fn decode_bundle(mut b: &[u8]) -> Vec<Seed> {
         Some(v)
     };
     while !b.is_empty() {
-        let (Some(name), Some(data), Some(log)) = (take(&mut b), take(&mut b), take(&mut b))
-        else {
+        let (Some(name), Some(data), Some(log)) = (take(&mut b), take(&mut b), take(&mut b)) else {
             break;
         };
         out.push(Seed {
