@@ -53,3 +53,43 @@ fn sparse_file_in_memory_mode_allocates_what_it_stores() {
     v.check_invariants().unwrap();
     assert!(v.check_integrity().unwrap().is_ok());
 }
+
+/// Found by `fuzz/` (a timeout after 56,319 executions): the superblock's block count (the
+/// data file's length in blocks at the checkpoint) is not bounded by the data file — a file
+/// trimmed after its checkpoint is legitimately shorter — so a hostile count of 2^40 made the
+/// whole range beyond the data file a free tail, and the next checkpoint (here: at close)
+/// gave it back one block at a time: 2^40 tree operations. It now cuts the range in one step.
+#[test]
+fn hostile_block_count_does_not_stall_the_checkpoint() {
+    use opfs_vfs::format::{Slot, Superblock, PAGE_SIZE};
+    use opfs_vfs::storage::PhysicalFileId;
+
+    let mut v = Volume::mount(MemoryStorage::new(), memory_mode()).unwrap();
+    let id = v.create("f").unwrap();
+    v.write(id, 0, &[7u8; 10_000]).unwrap();
+    let mut st = v.close().unwrap();
+    // Raise the newest superblock's block count (re-encoded: its checksum stays valid).
+    let data = st.get_mut(PhysicalFileId::Data).bytes_mut();
+    let (slot, mut sb) = (0..2)
+        .filter_map(|s| match Superblock::decode(&data[s * PAGE_SIZE..(s + 1) * PAGE_SIZE]) {
+            Slot::Valid(sb) => Some((s, sb)),
+            _ => None,
+        })
+        .max_by_key(|(_, sb)| sb.generation)
+        .unwrap();
+    sb.block_count = 1 << 40;
+    data[slot * PAGE_SIZE..(slot + 1) * PAGE_SIZE].copy_from_slice(&sb.encode());
+
+    let mut v = Volume::mount(st, memory_mode()).unwrap();
+    let id = v.open("f").unwrap();
+    v.write(id, 0, b"changed").unwrap();
+    v.commit().unwrap();
+    v.checkpoint().unwrap();
+    v.check_invariants().unwrap();
+    let st = v.close().unwrap();
+    let mut v = Volume::mount(st, memory_mode()).unwrap();
+    let id = v.open("f").unwrap();
+    let data = v.read_to_vec(id).unwrap();
+    assert_eq!(&data[..7], b"changed");
+    assert_eq!(data.len(), 10_000);
+}
