@@ -54,6 +54,12 @@ impl Model {
     }
 }
 
+/// `FUZZ_TRACE=1`: print every operation and its result (for replaying a finding).
+fn trace() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("FUZZ_TRACE").is_some())
+}
+
 /// Errors that a damaged image or a bad argument explain. Everything else comes only from a
 /// failing storage, and `MemoryStorage` never fails.
 fn check_err(e: &Error, what: &str) {
@@ -150,6 +156,9 @@ struct Run {
 
 impl Run {
     fn note(&mut self, r: Result<(), Error>, what: &str) -> bool {
+        if trace() {
+            eprintln!("  {what}: {r:?}");
+        }
         match r {
             Ok(()) => true,
             Err(e) => {
@@ -275,7 +284,34 @@ impl Run {
     }
 
     /// Runs one op; returns the volume to continue with (None: the execution ends).
-    fn op(&mut self, mut v: Volume<MemoryStorage>, op: Op) -> Option<Volume<MemoryStorage>> {
+    fn op(&mut self, v: Volume<MemoryStorage>, op: Op) -> Option<Volume<MemoryStorage>> {
+        if trace() {
+            eprintln!("op {op:?}");
+        }
+        let r = self.op_inner(v, op);
+        if trace() {
+            eprintln!("  -> model {:?}", self.model_summary());
+        }
+        r
+    }
+
+    fn model_summary(&self) -> Vec<(String, Option<usize>)> {
+        let short = |n: &String| n.chars().take(12).collect::<String>();
+        self.model
+            .live
+            .iter()
+            .filter(|(_, k)| matches!(k, Known::Bytes(_)))
+            .map(|(n, k)| {
+                let len = match k {
+                    Known::Bytes(b) => Some(b.len()),
+                    Known::Unknown => None,
+                };
+                (short(n), len)
+            })
+            .collect()
+    }
+
+    fn op_inner(&mut self, mut v: Volume<MemoryStorage>, op: Op) -> Option<Volume<MemoryStorage>> {
         match op {
             Op::ReadAll => self.read_all(&mut v),
             Op::Read { file, at, len } => {
@@ -311,7 +347,8 @@ impl Run {
                     let at = at.get(flen);
                     let data = pattern(usize::from(len), byte, at);
                     let r = v.write(id, at, &data);
-                    if self.note(r, "write") {
+                    // A write of no bytes changes nothing (it does not extend the file).
+                    if self.note(r, "write") && !data.is_empty() {
                         let end = at + data.len() as u64;
                         let k = self.model.live.entry(name).or_insert(Known::Unknown);
                         match k {
