@@ -71,10 +71,12 @@ fn hostile_block_count_does_not_stall_the_checkpoint() {
     // Raise the newest superblock's block count (re-encoded: its checksum stays valid).
     let data = st.get_mut(PhysicalFileId::Data).bytes_mut();
     let (slot, mut sb) = (0..2)
-        .filter_map(|s| match Superblock::decode(&data[s * PAGE_SIZE..(s + 1) * PAGE_SIZE]) {
-            Slot::Valid(sb) => Some((s, sb)),
-            _ => None,
-        })
+        .filter_map(
+            |s| match Superblock::decode(&data[s * PAGE_SIZE..(s + 1) * PAGE_SIZE]) {
+                Slot::Valid(sb) => Some((s, sb)),
+                _ => None,
+            },
+        )
         .max_by_key(|(_, sb)| sb.generation)
         .unwrap();
     sb.block_count = 1 << 40;
