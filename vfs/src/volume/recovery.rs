@@ -256,7 +256,11 @@ impl<S: Storage> Volume<S> {
     fn load_catalog(&mut self, data_len: u64) -> Result<()> {
         let data = PhysicalFileId::Data;
         let data_blocks = data_len / PAGE;
-        self.alloc.count = self.sb.block_count.max(data_blocks).max(SUPER_SLOTS);
+        // The extent is the physical file's, never the superblock's block count: the catalog
+        // may reference only blocks inside the file (checked below), so blocks beyond it are
+        // nothing but free space, and a hostile count (2^52 and more) made checkpoints and
+        // compaction allocate there, at offsets that overflow (found by fuzz/).
+        self.alloc.count = data_blocks.max(SUPER_SLOTS);
         let mut used = RangeSet::default();
         used.insert(0, SUPER_SLOTS);
         let claim = |used: &mut RangeSet, start: u64, n: u64, what: &str| -> Result<()> {
