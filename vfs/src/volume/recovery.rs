@@ -34,6 +34,9 @@ use super::{
     MAX_FILE_SIZE,
 };
 
+/// File ids are below this (exact as JavaScript numbers; `create` cannot overflow).
+const MAX_FILE_ID: u64 = 1 << 53;
+
 /// First log window read at mount; later windows double up to [`MAX_LOG_WINDOW`].
 const FIRST_LOG_WINDOW: u64 = 64 << 10;
 const MAX_LOG_WINDOW: u64 = 8 << 20;
@@ -88,6 +91,17 @@ pub(super) fn mount<S: Storage>(storage: S, opts: VolumeOptions) -> Result<Volum
     if sb.generation % 2 != slot {
         return Err(corrupt(
             format!("superblock of generation {} in slot {slot}", sb.generation),
+            data,
+            slot * PAGE,
+        ));
+    }
+    // File ids start at 1 (0 is "no file" in commit frames) and stay below MAX_FILE_ID, so
+    // `create` can neither hand out 0 nor overflow (found by fuzz/: a superblock claiming
+    // next id 0 over an empty catalog mounted, and the first file created made a log that the
+    // next mount refused).
+    if sb.next_file_id == 0 || sb.next_file_id > MAX_FILE_ID {
+        return Err(corrupt(
+            format!("next file id {} out of range", sb.next_file_id),
             data,
             slot * PAGE,
         ));
@@ -541,8 +555,8 @@ impl<S: Storage> Volume<S> {
                     let name =
                         String::from_utf8(r.payload).map_err(|_| bad("name not UTF-8".into()))?;
                     check_name(&name).map_err(|e| bad(e.to_string()))?;
-                    if id == 0 || self.files.contains_key(&id) {
-                        return Err(bad(format!("create of existing file id {id}")));
+                    if id == 0 || id >= MAX_FILE_ID || self.files.contains_key(&id) {
+                        return Err(bad(format!("create of existing or invalid file id {id}")));
                     }
                     self.next_file_id = self.next_file_id.max(id + 1);
                     self.files.insert(
