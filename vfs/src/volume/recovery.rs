@@ -37,6 +37,10 @@ use super::{
 /// File ids are below this (exact as JavaScript numbers; `create` cannot overflow).
 const MAX_FILE_ID: u64 = 1 << 53;
 
+/// Generations and commit sequence numbers are below this (a checkpoint or a commit every
+/// nanosecond would take 146 years to reach it).
+const MAX_COUNTER: u64 = 1 << 62;
+
 /// First log window read at mount; later windows double up to [`MAX_LOG_WINDOW`].
 const FIRST_LOG_WINDOW: u64 = 64 << 10;
 const MAX_LOG_WINDOW: u64 = 8 << 20;
@@ -102,6 +106,20 @@ pub(super) fn mount<S: Storage>(storage: S, opts: VolumeOptions) -> Result<Volum
     if sb.next_file_id == 0 || sb.next_file_id > MAX_FILE_ID {
         return Err(corrupt(
             format!("next file id {} out of range", sb.next_file_id),
+            data,
+            slot * PAGE,
+        ));
+    }
+    // The generation and the commit sequence only ever grow by one: near u64::MAX they could
+    // not (found by fuzz/: generation u64::MAX overflowed at `g + 1`; in release the next
+    // checkpoint would have written generation 0, and the mount after it taken the older
+    // superblock, losing every commit since).
+    if sb.generation > MAX_COUNTER || sb.next_txn_seq > MAX_COUNTER {
+        return Err(corrupt(
+            format!(
+                "generation {} or commit sequence {} out of range",
+                sb.generation, sb.next_txn_seq
+            ),
             data,
             slot * PAGE,
         ));
