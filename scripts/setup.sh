@@ -20,6 +20,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 WASM_PACK_VERSION=0.15.1
 GECKODRIVER_VERSION=0.37.1
+CARGO_FUZZ_VERSION=0.13.1
 SETUP_SKIP_BROWSERS="${SETUP_SKIP_BROWSERS:-0}"
 SETUP_VERBOSE="${SETUP_VERBOSE:-0}"
 LOG_DIR="${SETUP_LOG_DIR:-${TMPDIR:-/tmp}/opfs-vfs-setup}"
@@ -255,5 +256,18 @@ else
         || step_fail "npm ci in tools/binaryen"
     step_end "ok"
 fi
+
+# --- 5. fuzzing: the nightly toolchain and cargo-fuzz (fuzz/, test.sh gate "fuzz (short)") ----
+
+step_begin "nightly toolchain (minimal profile)"
+if rustup toolchain list | grep -q '^nightly-'; then
+    step_end "already present"
+else
+    run_logged rustup-nightly rustup toolchain install nightly --profile minimal \
+        || step_fail "rustup toolchain install nightly --profile minimal"
+    step_end "ok"
+fi
+
+cargo_install_tool "cargo-fuzz $CARGO_FUZZ_VERSION" cargo-fuzz "$CARGO_FUZZ_VERSION" cargo-fuzz
 
 say "done in $(fmt_secs $(( $(now_us) - TOTAL_START )))"

@@ -128,9 +128,14 @@ const CONTENT_CHUNK_U64: u64 = CONTENT_CHUNK as u64;
 
 /// A resident file's bytes: `len` bytes in 64 KiB chunks; an absent chunk reads as zeros.
 /// Invariant: bytes at or beyond `len` inside a present chunk are zero.
+///
+/// The chunks are a sparse map, not a vector indexed by chunk: a file's length is not bounded
+/// by the bytes it holds (a byte written at 2^52 makes a 4 PiB sparse file), and a dense chunk
+/// index for such a length would need gigabytes before a single byte is stored (found by the
+/// fuzz target: a sparse `set_len` in Memory mode aborted on a 512 GiB allocation).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Content {
-    chunks: Vec<Option<Box<[u8]>>>,
+    chunks: BTreeMap<u64, Box<[u8]>>,
     len: u64,
 }
 
@@ -146,7 +151,14 @@ impl Content {
 
     /// Bytes allocated.
     pub(crate) fn heap_bytes(&self) -> u64 {
-        self.chunks.iter().flatten().count() as u64 * CONTENT_CHUNK_U64
+        self.chunks.len() as u64 * CONTENT_CHUNK_U64
+    }
+
+    /// The chunk holding `pos`, created (zeroed) if absent.
+    fn chunk_mut(&mut self, pos: u64) -> &mut [u8] {
+        self.chunks
+            .entry(pos / CONTENT_CHUNK_U64)
+            .or_insert_with(|| vec![0u8; CONTENT_CHUNK].into_boxed_slice())
     }
 
     /// Copies `buf.len()` bytes at `offset` (within `len`) into `buf`.
@@ -155,11 +167,10 @@ impl Content {
         let mut done = 0;
         while done < buf.len() {
             let pos = offset + done as u64;
-            // Chunk indices are bounded by len / 64 KiB, which fits the chunk vector.
-            let c = (pos / CONTENT_CHUNK_U64) as usize;
+            // `pos % 64 KiB` fits any usize.
             let o = (pos % CONTENT_CHUNK_U64) as usize;
             let n = (CONTENT_CHUNK - o).min(buf.len() - done);
-            match self.chunks.get(c).and_then(|x| x.as_ref()) {
+            match self.chunks.get(&(pos / CONTENT_CHUNK_U64)) {
                 Some(chunk) => buf[done..done + n].copy_from_slice(&chunk[o..o + n]),
                 None => buf[done..done + n].fill(0),
             }
@@ -168,20 +179,20 @@ impl Content {
     }
 
     /// Sets the length: truncating zeroes the cut bytes of the last kept chunk and drops the
-    /// chunks beyond; growing adds zeros. Fails only if the chunk vector cannot be sized
-    /// (a length beyond the address space), before changing anything.
+    /// chunks beyond; growing adds zeros (allocates nothing). Fails only if the length is
+    /// beyond the address space (the contents must stay addressable), before changing
+    /// anything.
     pub(crate) fn set_len(&mut self, len: u64) -> Result<(), u64> {
-        let nchunks = usize::try_from(len.div_ceil(CONTENT_CHUNK_U64)).map_err(|_| len)?;
+        usize::try_from(len).map_err(|_| len)?;
         if len < self.len {
-            self.chunks.truncate(nchunks);
+            let nchunks = len.div_ceil(CONTENT_CHUNK_U64);
+            drop(self.chunks.split_off(&nchunks));
             let tail = (len % CONTENT_CHUNK_U64) as usize;
             if tail != 0 {
-                if let Some(Some(last)) = self.chunks.last_mut() {
+                if let Some(last) = self.chunks.get_mut(&(nchunks - 1)) {
                     last[tail..].fill(0);
                 }
             }
-        } else {
-            self.chunks.resize_with(nchunks, || None);
         }
         self.len = len;
         Ok(())
@@ -193,12 +204,9 @@ impl Content {
         debug_assert_eq!(img.len(), PAGE_SIZE);
         let start = page * PAGE;
         debug_assert!(start < self.len);
-        let c = (start / CONTENT_CHUNK_U64) as usize;
         let o = (start % CONTENT_CHUNK_U64) as usize;
         let n = usize::try_from(self.len - start).map_or(PAGE_SIZE, |l| l.min(PAGE_SIZE));
-        let chunk =
-            self.chunks[c].get_or_insert_with(|| vec![0u8; CONTENT_CHUNK].into_boxed_slice());
-        chunk[o..o + n].copy_from_slice(&img[..n]);
+        self.chunk_mut(start)[o..o + n].copy_from_slice(&img[..n]);
     }
 
     /// Copies `src` to `offset` (within `len`); used when loading.
@@ -206,12 +214,9 @@ impl Content {
         let mut done = 0;
         while done < src.len() {
             let pos = offset + done as u64;
-            let c = (pos / CONTENT_CHUNK_U64) as usize;
             let o = (pos % CONTENT_CHUNK_U64) as usize;
             let n = (CONTENT_CHUNK - o).min(src.len() - done);
-            let chunk =
-                self.chunks[c].get_or_insert_with(|| vec![0u8; CONTENT_CHUNK].into_boxed_slice());
-            chunk[o..o + n].copy_from_slice(&src[done..done + n]);
+            self.chunk_mut(pos)[o..o + n].copy_from_slice(&src[done..done + n]);
             done += n;
         }
     }
@@ -258,5 +263,20 @@ mod tests {
         c.read(65_534, &mut buf);
         assert_eq!(buf, [0, 3, 0, 0], "bytes cut and regrown read as zeros");
         assert!(c.heap_bytes() <= 2 * CONTENT_CHUNK as u64);
+    }
+
+    #[test]
+    fn content_is_sparse() {
+        // A length of 2^52 (a byte written far away) allocates nothing until bytes are stored.
+        let mut c = Content::new();
+        c.set_len(1 << 52).unwrap();
+        assert_eq!(c.heap_bytes(), 0);
+        c.put((1 << 52) - 3, &[1, 2, 3]);
+        assert_eq!(c.heap_bytes(), CONTENT_CHUNK as u64);
+        let mut buf = [9u8; 5];
+        c.read((1 << 52) - 5, &mut buf);
+        assert_eq!(buf, [0, 0, 1, 2, 3]);
+        c.set_len(10).unwrap();
+        assert_eq!(c.heap_bytes(), 0);
     }
 }

@@ -34,6 +34,13 @@ use super::{
     MAX_FILE_SIZE,
 };
 
+/// File ids are below this (exact as JavaScript numbers; `create` cannot overflow).
+const MAX_FILE_ID: u64 = 1 << 53;
+
+/// Generations and commit sequence numbers are below this (a checkpoint or a commit every
+/// nanosecond would take 146 years to reach it).
+const MAX_COUNTER: u64 = 1 << 62;
+
 /// First log window read at mount; later windows double up to [`MAX_LOG_WINDOW`].
 const FIRST_LOG_WINDOW: u64 = 64 << 10;
 const MAX_LOG_WINDOW: u64 = 8 << 20;
@@ -88,6 +95,31 @@ pub(super) fn mount<S: Storage>(storage: S, opts: VolumeOptions) -> Result<Volum
     if sb.generation % 2 != slot {
         return Err(corrupt(
             format!("superblock of generation {} in slot {slot}", sb.generation),
+            data,
+            slot * PAGE,
+        ));
+    }
+    // File ids start at 1 (0 is "no file" in commit frames) and stay below MAX_FILE_ID, so
+    // `create` can neither hand out 0 nor overflow (found by fuzz/: a superblock claiming
+    // next id 0 over an empty catalog mounted, and the first file created made a log that the
+    // next mount refused).
+    if sb.next_file_id == 0 || sb.next_file_id > MAX_FILE_ID {
+        return Err(corrupt(
+            format!("next file id {} out of range", sb.next_file_id),
+            data,
+            slot * PAGE,
+        ));
+    }
+    // The generation and the commit sequence only ever grow by one: near u64::MAX they could
+    // not (found by fuzz/: generation u64::MAX overflowed at `g + 1`; in release the next
+    // checkpoint would have written generation 0, and the mount after it taken the older
+    // superblock, losing every commit since).
+    if sb.generation > MAX_COUNTER || sb.next_txn_seq > MAX_COUNTER {
+        return Err(corrupt(
+            format!(
+                "generation {} or commit sequence {} out of range",
+                sb.generation, sb.next_txn_seq
+            ),
             data,
             slot * PAGE,
         ));
@@ -257,7 +289,11 @@ impl<S: Storage> Volume<S> {
     pub(crate) fn load_catalog(&mut self, data_len: u64) -> Result<()> {
         let data = PhysicalFileId::Data;
         let data_blocks = data_len / PAGE;
-        self.alloc.count = self.sb.block_count.max(data_blocks).max(SUPER_SLOTS);
+        // The extent is the physical file's, never the superblock's block count: the catalog
+        // may reference only blocks inside the file (checked below), so blocks beyond it are
+        // nothing but free space, and a hostile count (2^52 and more) made checkpoints and
+        // compaction allocate there, at offsets that overflow (found by fuzz/).
+        self.alloc.count = data_blocks.max(SUPER_SLOTS);
         let mut used = RangeSet::default();
         used.insert(0, SUPER_SLOTS);
         let claim = |used: &mut RangeSet, start: u64, n: u64, what: &str| -> Result<()> {
@@ -563,8 +599,8 @@ impl<S: Storage> Volume<S> {
                     let name =
                         String::from_utf8(r.payload).map_err(|_| bad("name not UTF-8".into()))?;
                     check_name(&name).map_err(|e| bad(e.to_string()))?;
-                    if id == 0 || self.files.contains_key(&id) {
-                        return Err(bad(format!("create of existing file id {id}")));
+                    if id == 0 || id >= MAX_FILE_ID || self.files.contains_key(&id) {
+                        return Err(bad(format!("create of existing or invalid file id {id}")));
                     }
                     self.next_file_id = self.next_file_id.max(id + 1);
                     self.files.insert(
