@@ -117,6 +117,15 @@ struct Stats {
     /// SQLite `xSync` calls on database and journal files (each a volume commit, which writes
     /// nothing when an atomic batch has already committed).
     syncs: u64,
+    /// The volume's space: log length, data file length and its unused part, in bytes; the
+    /// logical files' total length; commits and checkpoints that failed (e.g. storage full).
+    log_bytes: u64,
+    data_bytes: u64,
+    free_bytes: u64,
+    logical_bytes: u64,
+    checkpoints: u64,
+    failed_commits: u64,
+    failed_checkpoints: u64,
 }
 
 /// The worker's database: `notes.db` on the OPFS volume, and the volume itself.
@@ -266,8 +275,9 @@ impl NotesDb {
     }
 
     /// The debug hook: `{ flushes, writes, writtenBytes, reads, volumeCommits, atomicCommits,
-    /// syncs }`, counted since the volume was mounted. Compare two readings around an
-    /// operation to see what it cost.
+    /// syncs }`, counted since the volume was mounted (compare two readings around an operation
+    /// to see what it cost), and the volume's space now: `{ logBytes, dataBytes, freeBytes,
+    /// logicalBytes, checkpoints, failedCommits, failedCheckpoints }`.
     pub fn stats(&self) -> Result<JsValue, JsValue> {
         let installed = self.inner.installed.try_borrow().map_err(|_| busy_here())?;
         let calls = installed
@@ -283,6 +293,13 @@ impl NotesDb {
             volume_commits: volume.commits,
             atomic_commits: vfs.atomic_commits,
             syncs: vfs.syncs,
+            log_bytes: volume.log_bytes,
+            data_bytes: volume.data_blocks * opfs_vfs::format::PAGE,
+            free_bytes: volume.free_blocks * opfs_vfs::format::PAGE,
+            logical_bytes: volume.logical_bytes,
+            checkpoints: volume.checkpoints,
+            failed_commits: volume.failed_commits,
+            failed_checkpoints: volume.failed_checkpoints,
         })
     }
 
