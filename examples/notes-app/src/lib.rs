@@ -18,7 +18,8 @@
 //!
 //! Errors reach JavaScript as `Error` objects whose `name` says what happened:
 //! `VolumeBusy` (another tab did not hand the volume over in time), `Unsupported` (no OPFS
-//! here, not a dedicated worker), `VolumeError` (I/O, corruption, storage full),
+//! here, not a dedicated worker), `VolumeError` (I/O, corruption), `StorageFull` (a write
+//! found the storage quota used up; nothing committed is lost and the volume keeps working),
 //! `SqliteError`, `Closed`, `BadArgument`.
 //!
 //! This crate only builds for `wasm32-unknown-unknown` (`./build.sh` passes the target); on
@@ -58,8 +59,28 @@ fn install_error(e: InstallError) -> JsValue {
     js_error(name, e)
 }
 
+/// SQLite errors; `SQLITE_FULL` gets its own name, `StorageFull`: the origin's storage quota
+/// (or the disk) ran out. The failed transaction was rolled back, everything committed before
+/// is intact, and writes succeed again once space is freed (e.g. notes deleted).
 fn sqlite_error(e: rusqlite::Error) -> JsValue {
+    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+        return js_error("StorageFull", e);
+    }
     js_error("SqliteError", e)
+}
+
+/// The durability a page asked for (`?durability=` on the page's URL, passed on by the
+/// worker): `strict` (the default), `relaxed` or `balanced`.
+fn parse_durability(name: Option<&str>) -> Result<Durability, JsValue> {
+    match name {
+        None | Some("") | Some("strict") => Ok(Durability::Strict),
+        Some("relaxed") => Ok(Durability::Relaxed),
+        Some("balanced") => Ok(Durability::Balanced),
+        Some(other) => Err(js_error(
+            "BadArgument",
+            format!("unknown durability {other:?}: strict, relaxed or balanced"),
+        )),
+    }
 }
 
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
@@ -96,6 +117,15 @@ struct Stats {
     /// SQLite `xSync` calls on database and journal files (each a volume commit, which writes
     /// nothing when an atomic batch has already committed).
     syncs: u64,
+    /// The volume's space: log length, data file length and its unused part, in bytes; the
+    /// logical files' total length; commits and checkpoints that failed (e.g. storage full).
+    log_bytes: u64,
+    data_bytes: u64,
+    free_bytes: u64,
+    logical_bytes: u64,
+    checkpoints: u64,
+    failed_commits: u64,
+    failed_checkpoints: u64,
 }
 
 /// The worker's database: `notes.db` on the OPFS volume, and the volume itself.
@@ -144,16 +174,20 @@ impl NotesDb {
     /// `notes.db`, creating its table on first use. With another tab holding the volume, it
     /// waits for its turn (another tab hands over as soon as it is idle); `VolumeBusy` after
     /// a few seconds if that tab never does (a page kept in the back-forward cache).
-    pub async fn open(directory: String) -> Result<NotesDb, JsValue> {
+    ///
+    /// `durability`: `"strict"` (also when absent), `"relaxed"` or `"balanced"`; see
+    /// [`Durability`] for what a crash may lose under each.
+    pub async fn open(directory: String, durability: Option<String>) -> Result<NotesDb, JsValue> {
+        let durability = parse_durability(durability.as_deref())?;
         let installed = install(InstallOptions {
             vfs_name: VFS_NAME.into(),
             directory,
             // File contents in memory: reads never touch OPFS. Fine while the database fits in
             // memory; use BufferMode::Disk for bounded memory.
             buffer_mode: BufferMode::Memory,
-            // Every commit is written and flushed before the INSERT returns: it survives a
-            // crash of the tab, of the browser and a power loss.
-            durability: Durability::Strict,
+            // Strict (the default): every commit is written and flushed before the INSERT
+            // returns, so it survives a crash of the tab, of the browser and a power loss.
+            durability,
             // Other tabs of the app use the same database, taking turns.
             sharing: Sharing::Shared,
             busy_timeout: std::time::Duration::from_secs(5),
@@ -241,8 +275,9 @@ impl NotesDb {
     }
 
     /// The debug hook: `{ flushes, writes, writtenBytes, reads, volumeCommits, atomicCommits,
-    /// syncs }`, counted since the volume was mounted. Compare two readings around an
-    /// operation to see what it cost.
+    /// syncs }`, counted since the volume was mounted (compare two readings around an operation
+    /// to see what it cost), and the volume's space now: `{ logBytes, dataBytes, freeBytes,
+    /// logicalBytes, checkpoints, failedCommits, failedCheckpoints }`.
     pub fn stats(&self) -> Result<JsValue, JsValue> {
         let installed = self.inner.installed.try_borrow().map_err(|_| busy_here())?;
         let calls = installed
@@ -258,6 +293,13 @@ impl NotesDb {
             volume_commits: volume.commits,
             atomic_commits: vfs.atomic_commits,
             syncs: vfs.syncs,
+            log_bytes: volume.log_bytes,
+            data_bytes: volume.data_blocks * opfs_vfs::format::PAGE,
+            free_bytes: volume.free_blocks * opfs_vfs::format::PAGE,
+            logical_bytes: volume.logical_bytes,
+            checkpoints: volume.checkpoints,
+            failed_commits: volume.failed_commits,
+            failed_checkpoints: volume.failed_checkpoints,
         })
     }
 
@@ -277,6 +319,26 @@ impl NotesDb {
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(sqlite_error)?;
                 to_js(&options)
+            })
+            .await
+        })
+    }
+
+    /// `PRAGMA integrity_check`: `["ok"]`, or the problems SQLite found, one string each.
+    #[wasm_bindgen(js_name = integrityCheck)]
+    pub fn integrity_check(&self) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            with_conn(&inner, |conn| {
+                let mut stmt = conn
+                    .prepare("PRAGMA integrity_check")
+                    .map_err(sqlite_error)?;
+                let rows = stmt
+                    .query_map([], |row| row.get::<_, String>(0))
+                    .map_err(sqlite_error)?
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(sqlite_error)?;
+                to_js(&rows)
             })
             .await
         })

@@ -5,8 +5,23 @@
 //   state     "loading" | "ready" | "busy" | "unsupported" | "error"
 //   error     { name, message } of the last failure, or null
 //   request(op, arg) -> Promise   any worker request, e.g. request("stats")
+//
+// `?durability=strict|relaxed|balanced` on the page's URL picks the engine's durability level
+// (default strict; see the README for what a crash may lose under each). The worker gets it in
+// its own URL.
 const $ = (selector) => document.querySelector(selector);
 const app = (window.notesApp = { state: "loading", error: null, request });
+const durability = new URLSearchParams(location.search).get("durability");
+const workerUrl = durability
+  ? `./worker.js?durability=${encodeURIComponent(durability)}`
+  : "./worker.js";
+const risks = {
+  relaxed: "written before it is shown, flushed within 0.1 s: a power loss may lose the last notes",
+  balanced: "shown first, written and flushed within 0.1 s: a crash may lose the last notes",
+};
+if (risks[durability]) {
+  $(".lead").textContent += ` (durability=${durability} here: each note is ${risks[durability]}.)`;
+}
 
 let worker = null;
 let nextId = 1;
@@ -24,7 +39,7 @@ function setState(state, message = "") {
 
 function start() {
   setState("loading", "Opening the notes…");
-  worker = new Worker("./worker.js", { type: "module" });
+  worker = new Worker(workerUrl, { type: "module" });
   worker.onmessage = ({ data }) => {
     if (data.event === "ready") {
       app.error = null;
@@ -107,10 +122,16 @@ changes.onmessage = () => {
 async function act(change) {
   try {
     await change();
+    $("#status").textContent = ""; // clear an earlier action's message
     await refresh();
     changes.postMessage("changed");
   } catch (e) {
-    if (["VolumeError", "VolumeBusy", "Closed", "WorkerError"].includes(e.name)) {
+    if (e.name === "StorageFull") {
+      // The write was rolled back; every saved note is intact and the notes stay usable.
+      $("#status").textContent =
+        "Storage is full: this note was not saved. Delete some notes (or free space for " +
+        "this site in the browser) and try again.";
+    } else if (["VolumeError", "VolumeBusy", "Closed", "WorkerError"].includes(e.name)) {
       // The volume refuses further work (I/O error, storage full, ...): Retry reinstalls it,
       // which recovers the last durable commit.
       failed(e);

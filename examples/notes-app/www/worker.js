@@ -2,7 +2,8 @@
 // database on OPFS and answers the page's requests.
 //
 // Protocol (structured-clone messages):
-//   page -> worker   { id, op, arg }        op: list | add | remove | stats | compileOptions | export
+//   page -> worker   { id, op, arg }        op: list | add | remove | stats | compileOptions |
+//                                                 integrityCheck | export
 //   worker -> page   { id, ok: true, result } or { id, ok: false, error: { name, message } }
 //   worker -> page   { event: "ready" } once the database is open, or
 //                    { event: "failed", error: { name, message } }  (name "VolumeBusy": another
@@ -13,11 +14,15 @@ import init, { NotesDb } from "./pkg/notes_app.js";
 // take turns).
 const DIRECTORY = "notes-app";
 
+// The durability the page asked for (its own ?durability= passed on in this worker's URL):
+// strict (default), relaxed or balanced.
+const DURABILITY = new URL(self.location.href).searchParams.get("durability") ?? undefined;
+
 // Start loading at once and listen before the first await: a request that arrives while the
 // wasm loads waits for `ready` instead of being lost.
 const ready = (async () => {
   await init();
-  return NotesDb.open(DIRECTORY);
+  return NotesDb.open(DIRECTORY, DURABILITY);
 })();
 ready.then(
   () => postMessage({ event: "ready" }),
@@ -34,6 +39,7 @@ const ops = {
   remove: (db, id) => db.remove(Number(id)),
   stats: (db) => db.stats(),
   compileOptions: (db) => db.compileOptions(),
+  integrityCheck: (db) => db.integrityCheck(), // ["ok"] when the database is sound
   export: (db) => db.export(), // a Uint8Array
 };
 
