@@ -158,14 +158,146 @@ fn run_all(
     })
 }
 
+/// The quick run's backend filters (a backend runs if its name contains one): ours, our
+/// references, and the two fastest real peers.
+const QUICK_BACKENDS: &[&str] = &["ours", "sqlite-memvfs", "sahpool", "wasqlite-opfs-coopsync"];
+
+/// The real peers the quick run selects (web/peers, copied into the page by build.sh).
+const QUICK_PEERS: &[&str] = &["sqlitewasm-opfs-sahpool", "wasqlite-opfs-coopsync"];
+
+/// Every JavaScript peer of web/peers/index.js (issue 12).
+const ALL_PEERS: &[&str] = &[
+    "sqlitewasm-memory",
+    "sqlitewasm-opfs-sahpool",
+    "sqlitewasm-opfs",
+    "wasqlite-memory",
+    "wasqlite-opfs-coopsync",
+    "wasqlite-opfs-ahp",
+    "wasqlite-idb-batchatomic",
+    "pglite-memory",
+    "pglite-idb",
+    "pglite-opfs-ahp",
+];
+
+/// Each of `peers` ran `rounds` measured rounds without error, or is listed as skipped with
+/// its reason (printed). Returns the problems.
+fn check_peers(sql: &bench_results::sql::SqlSection, peers: &[&str], rounds: usize) -> Vec<String> {
+    let mut problems = Vec::new();
+    for &name in peers {
+        match sql.backend(name) {
+            None => problems.push(format!("peer {name} missing")),
+            Some(b) if b.meta.skipped.is_some() => eprintln!(
+                "e2e: peer {name} skipped: {}",
+                b.meta.skipped.as_deref().unwrap_or_default()
+            ),
+            Some(b) if b.error.is_some() || b.runs.len() != rounds => problems.push(format!(
+                "peer {name}: {} of {rounds} rounds, error {:?}",
+                b.runs.len(),
+                b.error
+            )),
+            Some(b) => {
+                // (A peer that is its engine's own reference, pglite-memory, is not `is_peer`.)
+                if b.meta.package.is_none() || b.meta.version.is_none() {
+                    problems.push(format!("peer {name}: metadata {:?}", b.meta));
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// Every real peer, one round of the SQL suite and the batch (÷100 sizes), in both browsers:
+/// each runs and verifies, or is skipped with its reason; the page logs no console error.
+#[test]
+#[ignore = "needs the built page and both browsers: scripts/test.sh runs it with --ignored"]
+fn every_peer_for_one_round() {
+    let started = Instant::now();
+    let s = setup();
+    if !s.page_dir.join("peers/index.js").exists() {
+        panic!(
+            "{} has no peers/index.js: web/build.sh copies web/peers (run npm ci there)",
+            s.page_dir.display()
+        );
+    }
+    let params = PageParams {
+        suites: Some(vec!["sql".into(), "batch".into()]),
+        backends: Some(vec!["all".into()]),
+        runs: Some(1),
+        warmup: Some(0),
+        // ÷100: this proves each peer runs and verifies, not its speed; at the quick preset's
+        // ÷10, Firefox spends ~100 s on pglite-opfs-ahp and ~65 s on sqlitewasm-opfs alone.
+        sql_scale: Some(100),
+        commit: source_commit(&s.root),
+        ..PageParams::preset(Preset::Quick)
+    };
+    let mut failures: Vec<String> = Vec::new();
+    for (browser, outcome) in run_all(&s, &s.page_dir, &params, "peers") {
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{browser}: {e}"));
+                continue;
+            }
+        };
+        for e in &outcome.console_errors {
+            failures.push(format!("{browser}: console error: {e}"));
+        }
+        let doc = match Document::from_json(&outcome.result_json) {
+            Ok(d) => d,
+            Err(e) => {
+                failures.push(format!("{browser}: result: {e}"));
+                continue;
+            }
+        };
+        if !doc.verifications.all_passed {
+            failures.push(format!(
+                "{browser}: verifications failed: {:?}",
+                doc.verifications.failures
+            ));
+        }
+        match doc.sql.as_ref() {
+            None => failures.push(format!("{browser}: no sql section")),
+            Some(sql) => {
+                failures.extend(
+                    check_peers(sql, ALL_PEERS, 1)
+                        .into_iter()
+                        .map(|p| format!("{browser}: {p}")),
+                );
+                for b in &sql.backends {
+                    if let Some(suite) = b.runs.first().and_then(|r| r.suite.as_ref()) {
+                        eprintln!(
+                            "e2e peers: {browser}: {:<26} 16 cases {:>9.1} ms",
+                            b.meta.name, suite.total_ms
+                        );
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "e2e peers: {} browser(s) in {:.1} s",
+        s.browsers.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        failures.is_empty(),
+        "e2e peers failed:\n  - {}",
+        failures.join("\n  - ")
+    );
+}
+
 #[test]
 #[ignore = "needs the built page and both browsers: scripts/test.sh runs it with --ignored"]
 fn quick_preset_in_chromium_and_firefox() {
     let started = Instant::now();
     let s = setup();
     let suites: Vec<String> = Suite::ALL.iter().map(|s| s.as_str().to_owned()).collect();
+    // Ours, the references and two real peers (when the page has them): the six rounds of all
+    // ten peers would cost ~12 min per browser (PGlite starts a fresh Postgres every run), so
+    // `every_peer_for_one_round` covers the other peers.
     let params = PageParams {
         suites: Some(suites),
+        backends: Some(QUICK_BACKENDS.iter().map(|b| (*b).to_owned()).collect()),
         commit: source_commit(&s.root),
         ..PageParams::preset(Preset::Quick)
     };
@@ -215,6 +347,13 @@ fn quick_preset_in_chromium_and_firefox() {
                     "{browser}: {name} not in the page's backend selector"
                 ));
             }
+        }
+        if s.page_dir.join("peers/index.js").exists() {
+            failures.extend(
+                check_peers(sql, QUICK_PEERS, QUICK_ROUNDS)
+                    .into_iter()
+                    .map(|p| format!("{browser}: {p}")),
+            );
         }
         for b in &sql.backends {
             if !ours.contains(&b.meta.name.as_str()) && !b.meta.is_peer() && !b.meta.is_reference()

@@ -24,9 +24,10 @@ pub struct PeerInfo {
     pub name: String,
     /// `sqlite` or `pglite`.
     pub engine: Engine,
-    /// Name of this engine's memory reference (`sqlite-memvfs`, `pglite-memory`); a reference
-    /// names itself.
-    pub reference: String,
+    /// Name of this engine's memory reference (`sqlite-memvfs`, `pglite-memory`); `null` (or
+    /// its own name) for a reference itself, which `meta` records as naming itself.
+    #[serde(default)]
+    pub reference: Option<String>,
     /// npm package (`@journeyapps/wa-sqlite`).
     pub package: String,
     /// Its version (`2.0.6`).
@@ -50,7 +51,7 @@ impl PeerInfo {
         BackendMeta {
             name: self.name.clone(),
             engine: self.engine,
-            reference: Some(self.reference.clone()),
+            reference: Some(self.reference.clone().unwrap_or_else(|| self.name.clone())),
             package: Some(self.package.clone()),
             version: Some(self.version.clone()),
             durability: self.durability.clone(),
@@ -323,6 +324,16 @@ mod tests {
         .unwrap();
         let m = pglite.meta();
         assert!(m.is_reference() && m.skipped.is_none());
+        // As web/peers/index.js describes a reference: `reference: null` (and
+        // `engine_reference`, which the document does not keep).
+        let own: PeerInfo = serde_json::from_str(
+            r#"{"name":"pglite-memory","engine":"pglite","reference":null,"engine_reference":null,
+                "package":"@electric-sql/pglite","version":"0.5.17","durability":"none",
+                "durability_settings":"memory://","persistent":false,"available":true,
+                "skip_reason":null}"#,
+        )
+        .unwrap();
+        assert_eq!(own.meta(), m, "null reference = names itself");
         assert!(serde_json::from_str::<PeerInfo>(r#"{"name":"x","engine":"duckdb"}"#).is_err());
     }
 }
