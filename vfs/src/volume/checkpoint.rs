@@ -85,8 +85,11 @@ impl<S: Storage> Volume<S> {
             .checkpoint_bytes
             .max((logical / 16).min(256 << 20));
         if let Some(limit) = self.opts.space_limit {
-            let avail = limit.saturating_sub(self.alloc.count * PAGE);
-            t = t.min((avail / 2).max(64 << 10));
+            // A checkpoint needs up to the log's size of new data blocks while the log still
+            // exists: data + 2 × log must fit, with room for the commit that passes the
+            // threshold. A third of what is left keeps that.
+            let avail = limit.saturating_sub(self.data_bytes());
+            t = t.min((avail / 3).max(64 << 10));
         }
         t
     }
@@ -164,12 +167,24 @@ impl<S: Storage> Volume<S> {
         self.write_out(Instant::now())?;
         self.flush_log()?;
         let snapshot = self.alloc.clone();
+        let data = PhysicalFileId::Data;
+        let before = self.storage.file(data).len().ok();
         match self.checkpoint_body(relocate) {
             Ok(()) => {
                 self.stats.checkpoints += 1;
                 Ok(())
             }
             Err(e) => {
+                // What the failed checkpoint appended to the data file is referenced by
+                // nothing (new blocks are copy-on-write beyond the old extent): cut it off, so
+                // a checkpoint that failed for space gives that space back (a truncate needs
+                // no quota). If the cut fails, the bytes stay and a later checkpoint reuses
+                // or trims them.
+                if let Some(len) = before.map(|b| b.max(snapshot.count * PAGE)) {
+                    if self.physical_len[0] > len && self.storage.file(data).set_len(len).is_ok() {
+                        self.physical_len[0] = len;
+                    }
+                }
                 self.alloc = snapshot;
                 Err(e)
             }

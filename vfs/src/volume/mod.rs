@@ -407,8 +407,15 @@ impl<S: Storage> Volume<S> {
         })
     }
 
-    /// Physical bytes in use: data file extent plus log length.
+    /// Physical bytes in use: data file length plus log length (each the larger of what the
+    /// state needs and what the file holds: the data file may extend past the allocated
+    /// blocks until a checkpoint trims its free tail).
     pub(crate) fn physical_bytes(&self) -> u64 {
-        self.alloc.count * PAGE + self.log.end().max(self.physical_len[1])
+        self.data_bytes() + self.log.end().max(self.physical_len[1])
+    }
+
+    /// The data file's length: the allocated extent or the file's length, whichever is larger.
+    pub(crate) fn data_bytes(&self) -> u64 {
+        (self.alloc.count * PAGE).max(self.physical_len[0])
     }
 }

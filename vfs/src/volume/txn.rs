@@ -251,6 +251,13 @@ impl<S: Storage> Volume<S> {
                 return Err(e);
             }
         };
+        if let Err(e) = self.check_growth(&ids) {
+            self.log.rewind(mark);
+            self.aborts = aborts;
+            self.rollback_ids(&ids);
+            self.stats.failed_commits += 1;
+            return Err(e);
+        }
         match self.make_durable(sync, now) {
             Ok(()) => {}
             Err(DurableError::Failed(e)) => {
@@ -276,6 +283,42 @@ impl<S: Storage> Volume<S> {
         self.last_commit_at = Some(now);
         self.after_commit();
         self.notify_deadline();
+        Ok(())
+    }
+
+    /// Near a known space limit, refuses a commit that grows the logical bytes of any file it
+    /// touches once the physical files would pass `limit - space_reserve(limit)`. The reserve is
+    /// what a full volume needs to keep working: commits that do not grow a file (SQLite's
+    /// DELETE and UPDATE, INSERTs into freed pages) and the checkpoints after them, which give
+    /// the log's space back, may use it. Without it, the last bytes of the quota go to growth
+    /// and nothing, not even a delete, can commit any more (seen in both browsers).
+    /// The refusal is the same typed error as the browser's: [`Error::OutOfSpace`].
+    fn check_growth(&self, ids: &[u64]) -> Result<()> {
+        let Some(limit) = self.opts.space_limit else {
+            return Ok(());
+        };
+        let grows = ids.iter().any(|id| match self.pending.get(id) {
+            Some(p) if !p.deleted => p.size > self.files.get(id).map_or(0, |f| f.size),
+            _ => false,
+        });
+        if !grows {
+            return Ok(());
+        }
+        let log_end = self.log.written + self.log.buf.len() as u64;
+        let after = self.physical_bytes().max(self.data_bytes() + log_end);
+        let reserve = space_reserve(limit);
+        if after.saturating_add(reserve) > limit {
+            return Err(Error::OutOfSpace {
+                file: PhysicalFileId::Log,
+                source: crate::storage::StorageError::QuotaExceeded {
+                    message: format!(
+                        "growing to {after} bytes would leave less than the {reserve} bytes this \
+                         volume keeps of its {limit}-byte space limit for deletes and \
+                         checkpoints"
+                    ),
+                },
+            });
+        }
         Ok(())
     }
 
@@ -804,4 +847,11 @@ impl Pending {
         self.spilled.extend(locs);
         freed
     }
+}
+
+/// Bytes of a space limit kept for commits that do not grow the volume and for checkpoints
+/// (see `Volume::check_growth`): a sixteenth of the limit, at least 512 KiB (a few checkpoints
+/// of small commits, or one of a 100 KB row's pages), at most 64 MiB.
+pub(crate) fn space_reserve(limit: u64) -> u64 {
+    (limit / 16).clamp(512 << 10, 64 << 20)
 }
