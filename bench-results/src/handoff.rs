@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::goals::{self, GoalCheck};
 use crate::stats::{paired_ratios, Bootstrap, RatioStat, Stat};
+use crate::verify::Verifications;
 
 /// The suite's name in configs, progress events and failures.
 pub const SUITE: &str = "handoff";
@@ -134,6 +135,9 @@ pub struct HandoffRun {
     /// is also a verification failure of the document.
     #[serde(default)]
     pub mismatches: u32,
+    /// The first of them, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_mismatch: Option<String>,
 }
 
 impl HandoffRun {
@@ -232,6 +236,49 @@ impl HandoffSection {
                 .find(|w| w.workload == name)
                 .map(|w| (r.index, w))
         })
+    }
+
+    /// Records what the suite verified in `v`: per workload, that every statement followed
+    /// a hand-off and every read saw exactly the committed rows (a failure per workload with
+    /// wrong reads, and one for [`HandoffSection::error`]).
+    pub fn verify(&self, v: &mut Verifications) {
+        for name in [TWO_WRITERS, WRITER_READER] {
+            let runs: Vec<&HandoffRun> = self
+                .rounds
+                .iter()
+                .flat_map(|r| &r.workloads)
+                .filter(|w| w.workload == name)
+                .collect();
+            if runs.is_empty() {
+                continue;
+            }
+            let bad: u64 = runs.iter().map(|w| u64::from(w.mismatches)).sum();
+            let handoffs: u64 = runs.iter().map(|w| u64::from(w.handoffs)).sum();
+            if bad > 0 {
+                let first = runs.iter().find_map(|w| w.first_mismatch.clone());
+                v.fail(
+                    SUITE,
+                    Some(name),
+                    format!(
+                        "{bad} read(s) did not see exactly the committed rows (first: {})",
+                        first.unwrap_or_default()
+                    ),
+                );
+            } else {
+                let reads = if name == WRITER_READER {
+                    ", every read saw exactly the rows committed before it"
+                } else {
+                    ""
+                };
+                v.pass(format!(
+                    "{SUITE}: {name}: {} rounds, {handoffs} hand-offs, each statement after one{reads}",
+                    runs.len()
+                ));
+            }
+        }
+        if let Some(e) = &self.error {
+            v.fail(SUITE, None, e.clone());
+        }
     }
 
     /// Fills [`HandoffSection::summary`] and [`HandoffSection::goals`] from the rounds.
