@@ -221,6 +221,10 @@ pub struct WorkloadSummary {
     pub ratio_to_floor: Option<RatioStat>,
     /// Reads that saw the wrong rows, over all rounds (warm-up included).
     pub mismatches: u64,
+    /// Catch-ups that reloaded the catalog (the other install had checkpointed), over the
+    /// measured rounds: those hand-offs read more than the log since the last turn.
+    #[serde(default)]
+    pub reloads: u64,
 }
 
 impl HandoffSection {
@@ -314,6 +318,7 @@ impl HandoffSection {
                 bytes_written_per_handoff: over(&|r| r.per_handoff(r.bytes_written)),
                 catch_up_bytes_per_handoff: over(&|r| r.per_handoff(r.catch_up_log_bytes)),
                 ratio_to_floor: RatioStat::of(&paired_ratios(&keyed, &floors), boot, &label),
+                reloads: runs.iter().map(|(_, r)| u64::from(r.reloads)).sum(),
                 mismatches: self
                     .rounds
                     .iter()

@@ -99,7 +99,7 @@ impl Preset {
 pub const PHONE_CPU_RATE: f64 = 4.0;
 
 /// The suites the page knows.
-pub const SUITES: [&str; 4] = ["sql", "batch", "fs", "raw"];
+pub const SUITES: [&str; 5] = ["sql", "batch", "fs", "raw", "handoff"];
 
 /// URL parameters of the page (its automation contract).
 #[derive(Clone, Debug, PartialEq, Eq)]

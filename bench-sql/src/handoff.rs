@@ -23,10 +23,10 @@
 //! Every hand-off is counted from the installs' share statistics (not assumed), so a loop in
 //! which a statement did not follow a hand-off is an error, not a faster figure.
 
-use rusqlite::{Connection, OpenFlags};
 use opfs_vfs::storage::{Counters, OpfsStorage};
 use opfs_vfs::web::{install, InstallOptions, Installed, Sharing};
 use opfs_vfs::{BufferMode, Durability};
+use rusqlite::{Connection, OpenFlags};
 use web_time::Instant;
 
 use bench_results::handoff::{
@@ -102,7 +102,9 @@ struct Tab {
 
 impl Tab {
     fn conn(&self) -> Result<&Connection, String> {
-        self.conn.as_ref().ok_or_else(|| "connection closed".to_owned())
+        self.conn
+            .as_ref()
+            .ok_or_else(|| "connection closed".to_owned())
     }
 
     fn counters(&self) -> Result<Counters, String> {
@@ -365,7 +367,10 @@ async fn one_round(
                 .await
                 .map(|w| round.workloads.push(w))
         };
-        progress(&part, Some(if r.is_ok() { ms_since(start) } else { f64::NAN }));
+        progress(
+            &part,
+            Some(if r.is_ok() { ms_since(start) } else { f64::NAN }),
+        );
         if let Err(e) = r {
             outcome = Err(e);
             break;

@@ -63,7 +63,6 @@ fn check(s: &HandoffSection, handoffs: u32, runs: u32, warmup: u32, wall_ms: f64
                 assert!(w.catch_up_commits >= u64::from(handoffs - 1), "{w:?}");
             }
             assert!(w.bytes_read > 0 && w.catch_up_log_bytes > 0, "{w:?}");
-            assert_eq!(w.reloads, 0, "no checkpoint in so small a volume");
         }
     }
     let sum = s.summary.as_ref().unwrap();
@@ -84,7 +83,7 @@ fn check(s: &HandoffSection, handoffs: u32, runs: u32, warmup: u32, wall_ms: f64
         assert!(h.median > 0.0, "a hand-off costs something: {h:?}");
         let g = s.goals.iter().find(|g| g.backend == name).unwrap();
         lines.push(format!(
-            "{name}: hand-off {:.3} ms (min {:.3}, max {:.3}); step {:.3} ms, solo step {:.3} ms; acquire {:.3} ms, release {:.3} ms, take-over {:.3} ms; calls/hand-off {:.1}, bytes read/hand-off {:.0}, written {:.0}, log replayed {:.0}; ÷ floor {:.2} [{}, {}] → {}",
+            "{name}: hand-off {:.3} ms (min {:.3}, max {:.3}); step {:.3} ms, solo step {:.3} ms; acquire {:.3} ms, release {:.3} ms, take-over {:.3} ms; calls/hand-off {:.1}, bytes read/hand-off {:.0}, written {:.0}, log replayed {:.0}; catch-ups that reloaded (a checkpoint) {}; ÷ floor {:.2} [{}, {}] → {}",
             h.median,
             h.min,
             h.max,
@@ -97,6 +96,7 @@ fn check(s: &HandoffSection, handoffs: u32, runs: u32, warmup: u32, wall_ms: f64
             w.bytes_read_per_handoff.unwrap().median,
             w.bytes_written_per_handoff.unwrap().median,
             w.catch_up_bytes_per_handoff.unwrap().median,
+            w.reloads,
             r.median,
             r.lo.map_or("–".into(), |x| format!("{x:.2}")),
             r.hi.map_or("–".into(), |x| format!("{x:.2}")),
@@ -111,11 +111,11 @@ fn web_sys_log(text: &str) {
     wasm_bindgen_test::console_log!("{text}");
 }
 
-/// The quick preset's size (`web/src/config.rs`): 10 hand-offs, 6 rounds, no warm-up.
+/// The quick preset's size (`web/src/config.rs`): 6 hand-offs, 6 rounds, no warm-up.
 #[wasm_bindgen_test]
 async fn quick_size() {
-    let (s, wall) = run(10, 6, 0).await;
-    check(&s, 10, 6, 0, wall);
+    let (s, wall) = run(6, 6, 0).await;
+    check(&s, 6, 6, 0, wall);
 }
 
 /// The full preset's hand-offs per round (100), 12 rounds after 1 warm-up.
