@@ -111,11 +111,11 @@ fn web_sys_log(text: &str) {
     wasm_bindgen_test::console_log!("{text}");
 }
 
-/// The quick preset's size (`web/src/config.rs`): 6 hand-offs, 6 rounds, no warm-up.
+/// The quick preset's size (`web/src/config.rs`): 4 hand-offs, 6 rounds, no warm-up.
 #[wasm_bindgen_test]
 async fn quick_size() {
-    let (s, wall) = run(6, 6, 0).await;
-    check(&s, 6, 6, 0, wall);
+    let (s, wall) = run(4, 6, 0).await;
+    check(&s, 4, 6, 0, wall);
 }
 
 /// The full preset's hand-offs per round (100), 12 rounds after 1 warm-up.

@@ -53,9 +53,10 @@ pub const FULL_FS_ROUNDS: u32 = 12;
 pub const FULL_HANDOFFS: u32 = 100;
 
 /// The same in the quick preset, to stay within 5 s: on the 2-core reference machine six
-/// rounds of 10 took 7.2 s in Firefox (a hand-off ≈ 30 ms, a floor cycle ≈ 23 ms there) and
-/// six of 20 took 7.1 s in Chromium.
-pub const QUICK_HANDOFFS: u32 = 6;
+/// rounds took 7.1 s in Chromium with 20 hand-offs and 2.2 s with 6; in Firefox (a hand-off
+/// ≈ 30 ms, a floor cycle ≈ 20 ms, installing and wiping each round's volume ≈ 0.4 s) 7.2 s
+/// with 10 and 5.7 s with 6.
+pub const QUICK_HANDOFFS: u32 = 4;
 
 impl Preset {
     /// Every preset.
