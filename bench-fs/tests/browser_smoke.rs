@@ -286,6 +286,7 @@ async fn full_run() {
             raw_small_calls: bench_fs::config::DEFAULT_SMALL_CALLS,
             raw_cycle_calls: bench_fs::config::DEFAULT_CYCLE_CALLS,
             order_seed: Some(config.order_seed),
+            handoffs: None,
             commit: None,
         },
         bench_results::Environment::default(),

@@ -1,8 +1,8 @@
-//! [`RunConfig`]: what ran, recorded as `config` in every document; [`Suite`], the four suites.
+//! [`RunConfig`]: what ran, recorded as `config` in every document; [`Suite`], the five suites.
 
 use serde::{Deserialize, Serialize};
 
-/// One of the four suites.
+/// One of the five suites.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Suite {
@@ -14,11 +14,20 @@ pub enum Suite {
     Fs,
     /// bench-fs: the raw OPFS per-call workloads (the physical floor).
     Raw,
+    /// bench-sql: two installs of one shared volume taking turns, beside the floor of closing
+    /// and reopening two access handles ([`crate::handoff`]).
+    Handoff,
 }
 
 impl Suite {
-    /// All four, in the order they run.
-    pub const ALL: [Suite; 4] = [Suite::Sql, Suite::Batch, Suite::Fs, Suite::Raw];
+    /// All five, in the order they run.
+    pub const ALL: [Suite; 5] = [
+        Suite::Sql,
+        Suite::Batch,
+        Suite::Fs,
+        Suite::Raw,
+        Suite::Handoff,
+    ];
 
     /// The name used in URLs, configs and progress events.
     pub fn as_str(self) -> &'static str {
@@ -27,6 +36,7 @@ impl Suite {
             Suite::Batch => "batch",
             Suite::Fs => "fs",
             Suite::Raw => "raw",
+            Suite::Handoff => crate::handoff::SUITE,
         }
     }
 
@@ -67,6 +77,10 @@ pub struct RunConfig {
     pub raw_small_calls: u32,
     /// Raw `M`: append+flush pairs and new-file cycles.
     pub raw_cycle_calls: u32,
+    /// Hand-offs per workload per round of the hand-off suite (`None`: the suite did not run,
+    /// or a document from before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoffs: Option<u32>,
     /// Seed of the shuffle that orders the backends in each round (absent in version 1
     /// documents, whose rounds ran in one fixed order).
     #[serde(default, skip_serializing_if = "Option::is_none")]

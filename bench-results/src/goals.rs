@@ -20,6 +20,7 @@
 //! | `batch` | every `ours-*` | batch ÷ memory reference | ≤ 1.10 |
 //! | `memory-vs-disk` | `ours-memory-X` for each level X | 16-case total ÷ `ours-disk-X` | ≤ 1.00 |
 //! | `peer-per-case` | every persistent peer P, versus each `ours-*-strict` S | case c of P ÷ case c of S, each of the 16 cases | > 1 |
+//! | `handoff-floor` | each hand-off workload (`two-writers`, `writer-reader`) | ms per hand-off ÷ ms to close and reopen the two access handles, same round | ≤ 2.00 |
 //!
 //! "Memory reference" is the backend's [`crate::sql::BackendMeta::reference`]. The peer goal
 //! compares with our strictest level (a commit flushed before it returns), the least
@@ -27,6 +28,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::handoff::HandoffSummary;
 use crate::sql::{SqlBackendResult, SqlSection};
 use crate::stats::{Bootstrap, RatioStat};
 use crate::summary::{pair, Metric};
@@ -88,6 +90,9 @@ pub enum Subject {
     MemoryVsDisk,
     /// Every persistent peer versus every `ours-*-strict`, per case.
     PeersVsOursStrict,
+    /// Each workload of the hand-off suite versus the floor of the same rounds
+    /// ([`crate::handoff`]; decided by [`check_handoff`], not [`check_sql`]).
+    HandoffVsFloor,
 }
 
 /// One goal.
@@ -106,7 +111,7 @@ pub struct Goal {
 }
 
 /// Every goal (see the module docs).
-pub const GOALS: [Goal; 6] = [
+pub const GOALS: [Goal; 7] = [
     Goal {
         id: "total-balanced",
         subject: Subject::OursVsReference("-balanced"),
@@ -148,6 +153,13 @@ pub const GOALS: [Goal; 6] = [
         metric: Metric::Case,
         bound: Bound::Above,
         threshold: 1.00,
+    },
+    Goal {
+        id: "handoff-floor",
+        subject: Subject::HandoffVsFloor,
+        metric: Metric::Handoff,
+        bound: Bound::AtMost,
+        threshold: 2.00,
     },
 ];
 
@@ -244,6 +256,8 @@ pub fn check_sql(sql: &SqlSection, boot: &Bootstrap) -> Vec<GoalCheck> {
                     out.push(check(goal, m, d, None, ratio));
                 }
             }
+            // Not about the SQL section: see check_handoff.
+            Subject::HandoffVsFloor => {}
             Subject::PeersVsOursStrict => {
                 let strict: Vec<&SqlBackendResult> = sql
                     .backends
@@ -263,6 +277,36 @@ pub fn check_sql(sql: &SqlSection, boot: &Bootstrap) -> Vec<GoalCheck> {
                     }
                 }
             }
+        }
+    }
+    out
+}
+
+/// The `handoff-floor` goal on each workload of a hand-off summary that has a ratio to the
+/// floor, in the summary's order.
+pub fn check_handoff(summary: &HandoffSummary) -> Vec<GoalCheck> {
+    let mut out = Vec::new();
+    for goal in GOALS
+        .iter()
+        .filter(|g| g.subject == Subject::HandoffVsFloor)
+    {
+        for w in &summary.workloads {
+            let ratio = w.ratio_to_floor;
+            out.push(GoalCheck {
+                goal: goal.id.to_owned(),
+                backend: w.workload.clone(),
+                versus: crate::handoff::FLOOR.to_owned(),
+                metric: goal.metric,
+                case: None,
+                bound: goal.bound,
+                threshold: goal.threshold,
+                statement: format!(
+                    "{} hand-off ÷ closing and reopening two access handles ≤ {:.2}",
+                    w.workload, goal.threshold
+                ),
+                verdict: verdict(ratio.as_ref(), goal.bound, goal.threshold),
+                ratio,
+            });
         }
     }
     out

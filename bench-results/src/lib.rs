@@ -22,6 +22,9 @@
 //! ├─ fs?: LifecycleSuite      the filesystem lifecycle, rounds, summaries, ratios to the baseline,
 //! │                           raw floors
 //! ├─ raw?: RawSuite           every raw OPFS call, per-series summaries, derived figures
+//! ├─ handoff?: HandoffSection two installs of one shared volume taking turns, the floor
+//! │                           (close and reopen two access handles) in the same rounds,
+//! │                           per-round samples, summary, ratio to the floor, goal checks
 //! ├─ verifications: {all_passed, passed, failures}
 //! ├─ notes: [..]
 //! └─ runner?: RunnerRecord    added by bench-runner (browser version, query, wall time, emulation)
@@ -36,6 +39,7 @@ pub mod config;
 pub mod env;
 pub mod fs;
 pub mod goals;
+pub mod handoff;
 pub mod progress;
 pub mod raw;
 pub mod runner;
@@ -50,6 +54,7 @@ use serde::{Deserialize, Serialize};
 pub use config::{RunConfig, Suite};
 pub use env::Environment;
 pub use fs::LifecycleSuite;
+pub use handoff::HandoffSection;
 pub use raw::RawSuite;
 pub use runner::RunnerRecord;
 pub use sql::SqlSection;
@@ -87,6 +92,10 @@ pub struct Document {
     /// The raw OPFS per-call workloads, if they ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<RawSuite>,
+    /// The multi-tab hand-off suite, if it ran (added within version 2: optional, so older
+    /// version 2 documents load unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<HandoffSection>,
     /// What was checked and what failed.
     #[serde(default)]
     pub verifications: Verifications,
@@ -135,6 +144,7 @@ impl Document {
             sql: None,
             fs: None,
             raw: None,
+            handoff: None,
             verifications: Verifications::default(),
             notes: Vec::new(),
             runner: None,
@@ -143,7 +153,8 @@ impl Document {
 
     /// Computes every summary from the samples: the SQL section's medians, ratios and goal
     /// checks (intervals from `boot`), the raw suite's series and derived figures, and the
-    /// lifecycle's summaries, ratios to the baseline and raw floors.
+    /// lifecycle's summaries, ratios to the baseline and raw floors, and the hand-off suite's
+    /// summary, ratios to its floor and goal checks.
     pub fn summarize(&mut self, boot: &Bootstrap) {
         if let Some(sql) = &mut self.sql {
             sql.summarize(boot);
@@ -153,6 +164,9 @@ impl Document {
         }
         if let Some(fs) = &mut self.fs {
             fs.summarize(self.raw.as_ref(), boot);
+        }
+        if let Some(h) = &mut self.handoff {
+            h.summarize(boot);
         }
     }
 
@@ -170,7 +184,8 @@ impl Document {
             .raw
             .as_ref()
             .is_some_and(|r| r.summary.is_none() || r.derived.is_none());
-        sql || fs || raw
+        let handoff = self.handoff.as_ref().is_some_and(|h| h.summary.is_none());
+        sql || fs || raw || handoff
     }
 
     /// Pretty JSON.

@@ -25,6 +25,8 @@ pub enum Metric {
     Batch,
     /// One case (its number beside it).
     Case,
+    /// Ms per hand-off of the hand-off suite ([`crate::handoff`]; not a quantity of a SQL run).
+    Handoff,
 }
 
 impl Metric {
@@ -37,6 +39,7 @@ impl Metric {
             Metric::Tests2To16 => s.map(|s| s.total_ms - s.test1_ms),
             Metric::Batch => run.batch.as_ref().map(|b| b.ms),
             Metric::Case => s.and_then(|s| s.case_ms(case?)),
+            Metric::Handoff => None,
         }
     }
 
@@ -48,6 +51,7 @@ impl Metric {
             Metric::Tests2To16 => "tests 2–16".to_owned(),
             Metric::Batch => "batch".to_owned(),
             Metric::Case => format!("case {}", case.unwrap_or(0)),
+            Metric::Handoff => "ms per hand-off".to_owned(),
         }
     }
 }
@@ -173,6 +177,8 @@ impl RatioSummary {
                 .find(|c| Some(c.number) == case)?
                 .ratio
                 .as_ref(),
+            // A SQL backend has no hand-off ratio (the hand-off section has its own).
+            Metric::Handoff => None,
         }
     }
 }

@@ -89,6 +89,9 @@ pub fn validate(text: &str, requested: &[Suite]) -> Validation {
     if wants(Suite::Raw) {
         check_raw(&doc, p);
     }
+    if wants(Suite::Handoff) {
+        check_handoff(&doc, p);
+    }
     v.doc = Some(doc);
     v
 }
@@ -291,6 +294,50 @@ fn check_raw(doc: &Document, p: &mut Vec<String>) {
     }
     if raw.summary.is_none() || raw.derived.is_none() {
         p.push("raw: no summary".into());
+    }
+}
+
+fn check_handoff(doc: &Document, p: &mut Vec<String>) {
+    let Some(h) = &doc.handoff else {
+        p.push("handoff section missing".into());
+        return;
+    };
+    let expected = doc.config.fs_rounds() + doc.config.warmup;
+    if h.error.is_none() && h.rounds.len() != expected as usize {
+        p.push(format!(
+            "handoff: {} rounds recorded, expected {expected}",
+            h.rounds.len()
+        ));
+    }
+    for (i, r) in h.rounds.iter().enumerate() {
+        for w in &r.workloads {
+            if w.handoffs == 0 || !finite_nonneg(w.alternating_ms) || !finite_nonneg(w.solo_ms) {
+                p.push(format!(
+                    "handoff round {i} {}: {} hand-offs, {} ms alternating, {} ms solo",
+                    w.workload, w.handoffs, w.alternating_ms, w.solo_ms
+                ));
+            }
+        }
+        if let Some(f) = &r.floor {
+            if f.cycles == 0 || !finite_nonneg(f.wall_ms) {
+                p.push(format!(
+                    "handoff round {i} floor: {} cycles, {} ms",
+                    f.cycles, f.wall_ms
+                ));
+            }
+        }
+    }
+    if h.summary.is_none() {
+        p.push("handoff: no summary".into());
+    }
+    for g in &h.goals {
+        let expected = verdict(g.ratio.as_ref(), g.bound, g.threshold);
+        if g.verdict != expected {
+            p.push(format!(
+                "goal {}: verdict {:?}, the rule gives {expected:?}",
+                g.statement, g.verdict
+            ));
+        }
     }
 }
 

@@ -99,7 +99,7 @@ impl Preset {
 pub const PHONE_CPU_RATE: f64 = 4.0;
 
 /// The suites the page knows.
-pub const SUITES: [&str; 4] = ["sql", "batch", "fs", "raw"];
+pub const SUITES: [&str; 5] = ["sql", "batch", "fs", "raw", "handoff"];
 
 /// URL parameters of the page (its automation contract).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -353,7 +353,7 @@ run: serve the page, run it headless in each browser, write
      <out-dir>/<date>-<browser>.json and regenerate <out-dir>/<date>-report.md.
   --browsers LIST      chromium,firefox (default: both)
   --preset P           quick | full | phone (default: full)
-  --suites LIST        sql,batch,fs,raw (default: the preset's)
+  --suites LIST        sql,batch,fs,raw,handoff (default: the preset's)
   --backends LIST      comma list of backend names, or all (default: the preset's)
   --runs N             measured rounds (every backend once per round; default: the preset's;
                        alone it sets the lifecycle's and raw workloads' rounds too)

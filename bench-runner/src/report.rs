@@ -1,7 +1,8 @@
 //! The Markdown report: a headline table over every browser (medians and paired ratios with
 //! their 95 % intervals), the goal checks, then per browser the environment, the 16 SQL cases,
 //! the per-case ratios, the batch, lifecycle phases, physical calls of our VFS, the
-//! filesystem lifecycle against the raw OPFS floor, and the raw per-call figures.
+//! filesystem lifecycle against the raw OPFS floor, the raw per-call figures, and the
+//! multi-tab hand-off against its floor.
 //!
 //! Every number is read from the documents' summaries (computed once by `bench_results`
 //! where the document was produced; for older documents when they are loaded), so a report
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use bench_results::fs::{LifecycleSuite, Phase};
 use bench_results::goals::{GoalCheck, Verdict};
+use bench_results::handoff::HandoffSection;
 use bench_results::raw::RawSuite;
 use bench_results::sql::{PhysicalCounters, SqlBackendResult, SqlSection};
 use bench_results::summary::BackendSummary;
@@ -519,9 +521,10 @@ fn headline(out: &mut String, entries: &[Entry]) {
 /// The goal checks, per browser: one row per check, except the per-case peer goal, which is
 /// one row per peer and backend of ours with the count of cases in each verdict.
 fn goals(out: &mut String, entries: &[Entry]) {
-    let any = entries
-        .iter()
-        .any(|e| e.doc.sql.as_ref().is_some_and(|s| !s.goals.is_empty()));
+    let any = entries.iter().any(|e| {
+        e.doc.sql.as_ref().is_some_and(|s| !s.goals.is_empty())
+            || e.doc.handoff.as_ref().is_some_and(|h| !h.goals.is_empty())
+    });
     if !any {
         return;
     }
@@ -533,6 +536,14 @@ fn goals(out: &mut String, entries: &[Entry]) {
     );
     let mut t = Table::new(["Browser", "Goal", "Ratio [95 %]", "Verdict"]);
     for e in entries {
+        for g in e.doc.handoff.iter().flat_map(|h| &h.goals) {
+            t.row([
+                e.short_title(),
+                g.statement.clone(),
+                ratio_cell(g.ratio.as_ref()),
+                verdict_cell(g.verdict),
+            ]);
+        }
         let Some(sql) = &e.doc.sql else { continue };
         let mut per_case: Vec<(String, String, Vec<&GoalCheck>)> = Vec::new();
         for g in &sql.goals {
@@ -595,6 +606,9 @@ fn browser_section(out: &mut String, e: &Entry) {
     }
     if let Some(r) = &e.doc.raw {
         raw_section(out, r);
+    }
+    if let Some(h) = &e.doc.handoff {
+        handoff_section(out, h);
     }
     verifications(out, e);
 }
@@ -1054,6 +1068,78 @@ fn raw_section(out: &mut String, raw: &RawSuite) {
                 ))
                 .collect::<String>()
         );
+    }
+}
+
+fn handoff_section(out: &mut String, h: &HandoffSection) {
+    let Some(sum) = &h.summary else {
+        return;
+    };
+    let c = &h.config;
+    let measured = h.rounds.iter().filter(|r| !r.warmup).count();
+    let _ = writeln!(out, "### Multi-tab hand-off\n");
+    let _ = writeln!(
+        out,
+        "Two installs of one shared volume ({} buffer mode, {}) take turns in the page's worker \
+         (Web Lock, BroadcastChannel): `two-writers` alternate single-row autocommit INSERTs, \
+         `writer-reader` alternate an INSERT and a count that must see it; {} hand-offs per \
+         workload in each of {measured} measured round(s). Ms per hand-off: the alternating \
+         loop minus the same statements on one install, per hand-off; the floor: closing and \
+         reopening two OPFS sync access handles, in the same rounds. Medians of per-round \
+         figures (min–max); the ratio is paired per round. Acquire, release and take-over are \
+         single clock readings (rounded to the timer step). Two installs in one worker are not \
+         two tabs: the lock and channel paths are the same, the process boundary is not.\n",
+        c.buffer_mode,
+        c.durability,
+        thousands(c.handoffs.into()),
+    );
+    // A per-hand-off byte count is a median of per-round means: non-negative and far below
+    // 2^53, so the rounded value converts exactly.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let per = |s: Option<Stat>, bytes: bool| match s {
+        Some(s) if bytes => fmt_bytes(s.median.round().max(0.0) as u64),
+        Some(s) => fmt_fixed(s.median, 1),
+        None => "–".to_owned(),
+    };
+    let mut t = Table::new([
+        "Workload",
+        "ms per hand-off",
+        "÷ floor [95 %]",
+        "Step ms",
+        "Statement alone ms",
+        "Acquire ms",
+        "Release ms",
+        "Take-over ms",
+        "Calls/hand-off",
+        "Read/hand-off",
+        "Log replayed/hand-off",
+        "Wrong reads",
+    ]);
+    for w in &sum.workloads {
+        t.row([
+            w.workload.clone(),
+            stat_cell(w.handoff_ms),
+            ratio_cell(w.ratio_to_floor.as_ref()),
+            stat_cell(w.step_ms),
+            stat_cell(w.solo_step_ms),
+            stat_cell(w.acquire_ms),
+            stat_cell(w.release_ms),
+            stat_cell(w.take_over_ms),
+            per(w.calls_per_handoff, false),
+            per(w.bytes_read_per_handoff, true),
+            per(w.catch_up_bytes_per_handoff, true),
+            thousands(w.mismatches),
+        ]);
+    }
+    let mut floor = vec![
+        "floor (close + reopen 2 access handles)".to_owned(),
+        stat_cell(sum.floor_ms),
+    ];
+    floor.extend(std::iter::repeat_n("–".to_owned(), 10));
+    t.row(floor);
+    t.render(out, 1);
+    if let Some(e) = &h.error {
+        let _ = writeln!(out, "Stopped: {e}\n");
     }
 }
 

@@ -22,12 +22,15 @@
 //! In the browser (wasm32, a dedicated worker), `browser` has our VFS on OPFS in both buffer
 //! modes at every durability level, sqlite-wasm-vfs `sahpool` on OPFS, and the sqlite-wasm-rs
 //! memory VFS, the environment capture, and `browser::run_browser`, the entry point of the
-//! benchmark page.
+//! benchmark page; `handoff`, the multi-tab hand-off suite (two installs of one shared volume
+//! taking turns, beside the floor of reopening two access handles).
 
 pub mod backend;
 pub mod batch;
 #[cfg(target_arch = "wasm32")]
 pub mod browser;
+#[cfg(target_arch = "wasm32")]
+pub mod handoff;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
 pub mod runner;

@@ -5,6 +5,10 @@
 //! problem) and its Markdown report (the intervals and goals are in it).
 
 use bench_fs::config::{Config, Level, LifecycleConfig, Mode};
+use bench_results::handoff::{
+    FloorRun, HandoffConfig, HandoffRound, HandoffRun, HandoffSection, FLOOR, TWO_WRITERS,
+    WRITER_READER,
+};
 use bench_results::raw::{CallSeries, RawRun, RawSuite};
 use bench_results::{Bootstrap, Document, RunConfig, Suite};
 use bench_runner::doc::validate;
@@ -90,6 +94,55 @@ fn document() -> Document {
         ..RawSuite::default()
     };
 
+    // The hand-off section as bench-sql's browser suite builds it: per round two workloads and
+    // the floor, with per-hand-off samples (no browser here: the figures are made up).
+    let workload = |name: &str, k: f64| HandoffRun {
+        workload: name.to_owned(),
+        handoffs: 4,
+        alternating_ms: 40.0 * k,
+        solo_ms: 6.0,
+        acquire_ms: vec![7.0 * k, 8.0, 7.5, 7.2],
+        release_ms: vec![1.8, 1.7, 1.9, 1.8],
+        take_over_ms: vec![3.1, 3.0, 3.2, 3.1],
+        calls: 16,
+        bytes_read: 4 * 24_000,
+        bytes_written: 0,
+        catch_up_log_bytes: 4 * 16_000,
+        catch_up_commits: 4,
+        reloads: 0,
+        mismatches: 0,
+        first_mismatch: None,
+    };
+    let handoff = HandoffSection {
+        config: HandoffConfig {
+            handoffs: 4,
+            floor_cycles: 4,
+            runs: RUNS,
+            warmup: 1,
+            buffer_mode: "memory".to_owned(),
+            durability: "strict".to_owned(),
+            order_seed: Some(5),
+            data_dir: Some("opfs:test".to_owned()),
+        },
+        rounds: (0..=RUNS)
+            .map(|i| HandoffRound {
+                index: i,
+                warmup: i == 0,
+                order: vec![TWO_WRITERS.into(), FLOOR.into(), WRITER_READER.into()],
+                workloads: vec![
+                    workload(TWO_WRITERS, 1.0 + f64::from(i) / 20.0),
+                    workload(WRITER_READER, 1.1),
+                ],
+                floor: Some(FloorRun {
+                    cycles: 4,
+                    wall_ms: 15.0 + f64::from(i % 3),
+                    samples_ms: vec![3.9, 3.7, 3.8, 3.6],
+                }),
+            })
+            .collect(),
+        ..HandoffSection::default()
+    };
+
     let mut environment = bench_results::env::native();
     environment.sqlite_version = Some("test".to_owned());
     let config = RunConfig {
@@ -106,6 +159,7 @@ fn document() -> Document {
         raw_small_calls: 4,
         raw_cycle_calls: 2,
         order_seed: Some(5),
+        handoffs: Some(4),
         commit: None,
     };
     let mut doc = Document::new("2026-12-01T00:00:00Z".to_owned(), config, environment);
@@ -117,6 +171,8 @@ fn document() -> Document {
     doc.sql = Some(sql);
     doc.fs = fs.lifecycle;
     doc.raw = Some(raw);
+    handoff.verify(&mut doc.verifications);
+    doc.handoff = Some(handoff);
     doc.summarize(&Bootstrap::default());
     doc
 }
@@ -147,6 +203,17 @@ fn every_consumer_reads_what_the_producers_write() {
     assert_eq!(fs.floors.len(), 4);
     assert!(fs.backends.iter().all(|b| b.summary.is_some()));
     assert!(back.raw.as_ref().unwrap().derived.is_some());
+    let h = back.handoff.as_ref().unwrap();
+    let w = &h.summary.as_ref().unwrap().workloads;
+    assert_eq!(w.len(), 2);
+    let r = w[0].ratio_to_floor.unwrap();
+    assert_eq!(
+        r.n, RUNS as usize,
+        "paired with the floor, warm-up excluded"
+    );
+    assert!(r.lo.unwrap() <= r.median && r.median <= r.hi.unwrap());
+    assert_eq!(h.goals.len(), 2);
+    assert!(h.goals.iter().all(|g| g.goal == "handoff-floor"));
 
     // The runner's validation: nothing wrong.
     let v = validate(&json, &Suite::ALL);
@@ -167,6 +234,9 @@ fn every_consumer_reads_what_the_producers_write() {
         "### Filesystem lifecycle: 20 files × 1.0 KiB",
         "create ÷ floor",
         "### Raw OPFS per call",
+        "### Multi-tab hand-off",
+        "| two-writers |",
+        "two-writers hand-off ÷ closing and reopening two access handles ≤ 2.00",
         "order seed 5",
     ] {
         assert!(md.contains(needle), "no {needle:?} in\n{md}");

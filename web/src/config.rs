@@ -4,11 +4,11 @@
 //! A request names a [`Preset`] and may override any of its values; [`Request::resolve`] applies
 //! the overrides to the preset and checks them. Presets:
 //!
-//! | preset | SQL rounds | fs/raw rounds | warm-up | SQL scale | files | raw N / M | for |
-//! |---|---|---|---|---|---|---|---|
-//! | `full` | [`FULL_ROUNDS`] | [`FULL_FS_ROUNDS`] | 1 | 1 (full size) | 1,000 × 1 KiB | 2,000 / 200 | published results |
-//! | `phone` | 6 | 3 | 1 | 1 | 100 × 1 KiB | 2,000 / 200 | phones (the page picks it there) |
-//! | `quick` | 6 | 6 | 0 | 10 (every count ÷ 10) | 100 × 1 KiB | 200 / 10 | a check that everything works, CI |
+//! | preset | SQL rounds | fs/raw/hand-off rounds | warm-up | SQL scale | files | raw N / M | hand-offs | for |
+//! |---|---|---|---|---|---|---|---|---|
+//! | `full` | [`FULL_ROUNDS`] | [`FULL_FS_ROUNDS`] | 1 | 1 (full size) | 1,000 × 1 KiB | 2,000 / 200 | [`FULL_HANDOFFS`] | published results |
+//! | `phone` | 6 | 3 | 1 | 1 | 100 × 1 KiB | 2,000 / 200 | [`FULL_HANDOFFS`] | phones (the page picks it there) |
+//! | `quick` | 6 | 6 | 0 | 10 (every count ÷ 10) | 100 × 1 KiB | 200 / 10 | [`QUICK_HANDOFFS`] | a check that everything works, CI |
 //!
 //! A round runs every selected backend once, in a shuffled order (seed `order_seed`). A quick
 //! run is not a result: the SQL suite is scaled down (recorded as `scale_divisor`) and there is
@@ -48,6 +48,16 @@ pub const FULL_ROUNDS: u32 = 500;
 /// what the ±3 % requirement is about; 12 rounds give them intervals).
 pub const FULL_FS_ROUNDS: u32 = 12;
 
+/// Hand-offs per workload per round of the hand-off suite in the full and phone presets (the
+/// floor runs as many close-and-reopen cycles).
+pub const FULL_HANDOFFS: u32 = 100;
+
+/// The same in the quick preset, to stay within 5 s: on the 2-core reference machine six
+/// rounds took 7.1 s in Chromium with 20 hand-offs and 2.2 s with 6; in Firefox (a hand-off
+/// ≈ 30 ms, a floor cycle ≈ 20 ms, installing and wiping each round's volume ≈ 0.4 s) 7.2 s
+/// with 10 and 5.7 s with 6.
+pub const QUICK_HANDOFFS: u32 = 4;
+
 impl Preset {
     /// Every preset.
     pub const ALL: [Preset; 3] = [Preset::Full, Preset::Phone, Preset::Quick];
@@ -82,6 +92,7 @@ impl Preset {
             raw_small_calls: 2_000,
             raw_cycle_calls: 200,
             order_seed: Some(ORDER_SEED),
+            handoffs: Some(FULL_HANDOFFS),
             commit: None,
         };
         match self {
@@ -101,6 +112,7 @@ impl Preset {
                 files: 100,
                 raw_small_calls: 200,
                 raw_cycle_calls: 10,
+                handoffs: Some(QUICK_HANDOFFS),
                 ..full
             },
         }
@@ -114,7 +126,7 @@ impl Preset {
 pub struct Request {
     /// `full` (default), `phone` or `quick`.
     pub preset: Option<String>,
-    /// Suite names (`sql`, `batch`, `fs`, `raw`); absent: all four.
+    /// Suite names (`sql`, `batch`, `fs`, `raw`, `handoff`); absent: all five.
     pub suites: Option<Vec<String>>,
     /// Backend filters: a backend runs if its name contains one of them (`ours` selects all of
     /// our configurations); absent, empty or `["all"]`: every backend.
@@ -140,6 +152,8 @@ pub struct Request {
     pub raw_small_calls: Option<u32>,
     /// Raw workloads: append+flush pairs and new-file cycles (`M`).
     pub raw_cycle_calls: Option<u32>,
+    /// Hand-off suite: hand-offs per workload per round (and floor cycles).
+    pub handoffs: Option<u32>,
     /// Source commit of the build, recorded in the environment.
     pub commit: Option<String>,
 }
@@ -160,6 +174,8 @@ pub mod limits {
     pub const RAW_SMALL: u32 = 1_000_000;
     /// Raw `M`.
     pub const RAW_CYCLE: u32 = 100_000;
+    /// Hand-offs per workload per round.
+    pub const HANDOFFS: u32 = 10_000;
 }
 
 impl Request {
@@ -180,7 +196,7 @@ impl Request {
             let mut suites = Vec::new();
             for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
                 let suite = Suite::parse(name).ok_or_else(|| {
-                    format!("unknown suite {name:?} (known: sql, batch, fs, raw)")
+                    format!("unknown suite {name:?} (known: sql, batch, fs, raw, handoff)")
                 })?;
                 if !suites.contains(&suite) {
                     suites.push(suite);
@@ -255,6 +271,15 @@ impl Request {
             limits::RAW_CYCLE,
             &mut c.raw_cycle_calls,
         )?;
+        if let Some(v) = self.handoffs {
+            if !(2..=limits::HANDOFFS).contains(&v) {
+                return Err(format!(
+                    "handoffs must be in 2..={}, not {v}",
+                    limits::HANDOFFS
+                ));
+            }
+            c.handoffs = Some(v);
+        }
         if let Some(seed) = self.seed {
             c.seed = seed;
         }
@@ -306,6 +331,14 @@ mod tests {
     fn presets_and_overrides() {
         let q = resolve(r#"{"preset":"quick"}"#).unwrap();
         assert_eq!((q.runs, q.warmup, q.files, q.sql_scale), (6, 0, 100, 10));
+        assert!(
+            q.runs_suite(Suite::Handoff),
+            "the e2e quick run exercises the hand-off suite"
+        );
+        assert_eq!(q.handoffs, Some(QUICK_HANDOFFS));
+        let f = resolve(r#"{"handoffs":40}"#).unwrap();
+        assert_eq!((f.handoffs, f.runs_suite(Suite::Handoff)), (Some(40), true));
+        assert!(resolve(r#"{"handoffs":1}"#).is_err());
         let o = resolve(r#"{"order_seed":7}"#).unwrap();
         assert_eq!(o.order_seed, Some(7));
         let p = resolve(r#"{"preset":"phone","runs":2}"#).unwrap();
@@ -340,7 +373,7 @@ mod tests {
     fn config_json_round_trip() {
         let c = resolve(r#"{"preset":"quick","commit":"x"}"#).unwrap();
         let text = serde_json::to_string(&c).unwrap();
-        assert!(text.contains(r#""suites":["sql","batch","fs","raw"]"#));
+        assert!(text.contains(r#""suites":["sql","batch","fs","raw","handoff"]"#));
         assert_eq!(serde_json::from_str::<RunConfig>(&text).unwrap(), c);
     }
 }

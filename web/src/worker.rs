@@ -41,6 +41,8 @@ const SQL_OPFS_ROOT: &str = "bench-web-sql";
 const FS_OPFS_DIR: &str = "bench-web-fs";
 /// Name the raw workloads go by in progress events and backend lists (they have no backend).
 const RAW_BACKEND: &str = "opfs";
+/// OPFS directory the hand-off suite works in (removed at its end).
+const HANDOFF_OPFS_DIR: &str = "bench-web-handoff";
 
 #[wasm_bindgen]
 extern "C" {
@@ -436,6 +438,7 @@ impl Reporter {
 const PART_SQL: usize = 0;
 const PART_FS: usize = 1;
 const PART_RAW: usize = 2;
+const PART_HANDOFF: usize = 3;
 
 /// Runs the suites `config_json` ([`Request`]) selects and resolves to the result document
 /// (`bench_results::Document`, summarized) as JSON. `on_progress` gets a `ProgressEvent` as a
@@ -472,6 +475,7 @@ pub async fn run(
         .collect();
     let run_fs = config.runs_suite(Suite::Fs);
     let run_raw = config.runs_suite(Suite::Raw);
+    let run_handoff = config.runs_suite(Suite::Handoff);
     let rounds = config.runs + config.warmup;
     let fs_rounds = config.fs_rounds() + config.warmup;
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
@@ -493,6 +497,8 @@ pub async fn run(
             estimate(run_sql, count(runnable) * workloads),
             estimate_fs(run_fs, count(fs_names.len())),
             estimate_fs(run_raw, bench_fs::raw::workload_count(&raw_config(&config))),
+            // Three parts per round: two workloads and the floor.
+            estimate_fs(run_handoff, 3),
         ]),
         seen: HashMap::new(),
     });
@@ -537,9 +543,14 @@ pub async fn run(
         run_raw_suite(&config, &reporter, &mut doc).await;
         reporter.borrow_mut().steps.finish(PART_RAW);
     }
+    if run_handoff {
+        run_handoff_suite(&config, &reporter, &mut doc).await;
+        reporter.borrow_mut().steps.finish(PART_HANDOFF);
+    }
     if doc.sql.is_none()
         && doc.fs.is_none()
         && doc.raw.is_none()
+        && doc.handoff.is_none()
         && doc.verifications.failures.is_empty()
     {
         doc.verifications.fail(
@@ -792,4 +803,36 @@ async fn run_raw_suite(config: &RunConfig, reporter: &RefCell<Reporter>, doc: &m
         },
         Err(e) => doc.verifications.fail("raw", None, e.to_string()),
     }
+}
+
+/// bench-sql's hand-off suite: two installs of one shared volume taking turns in this worker,
+/// and the floor of closing and reopening two access handles, in the lifecycle's rounds.
+async fn run_handoff_suite(config: &RunConfig, reporter: &RefCell<Reporter>, doc: &mut Document) {
+    let handoffs = config.handoffs.unwrap_or(crate::config::FULL_HANDOFFS);
+    let plan = bench_sql::handoff::HandoffPlan {
+        handoffs,
+        floor_cycles: handoffs,
+        runs: config.fs_rounds(),
+        warmup: config.warmup,
+        order_seed: config
+            .order_seed
+            .unwrap_or(bench_results::stats::ORDER_SEED),
+        root: format!("{HANDOFF_OPFS_DIR}/run-{}", random_tag()),
+    };
+    let mut on_progress = |p: &bench_sql::handoff::HandoffProgress<'_>| {
+        let mut r = reporter.borrow_mut();
+        r.steps.report(PART_HANDOFF, p.done, p.total);
+        r.emit(
+            bench_results::handoff::SUITE,
+            p.part,
+            "hand-offs",
+            p.run,
+            p.warmup,
+            p.ms,
+        );
+    };
+    let section = bench_sql::handoff::run_handoff(&plan, &mut on_progress).await;
+    let _ = remove_opfs_dir(HANDOFF_OPFS_DIR).await;
+    section.verify(&mut doc.verifications);
+    doc.handoff = Some(section);
 }

@@ -5,7 +5,7 @@
 // described in web/README.md.
 //
 // Automation contract (the headless runner, bench-runner, relies on it):
-//   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw&backends=<list>|all
+//   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw,handoff&backends=<list>|all
 //        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N)
 //   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, error,
 //                     consoleErrors: [], calibrate()}, updated live. The results view is rendered
@@ -222,7 +222,7 @@ const SQL_PHASES = [
   ['verify_ms', 'Verification'],
 ];
 
-const SUITE_LABELS = { sql: '16-case SQL suite', batch: '10,000-row transaction', fs: 'Filesystem lifecycle', raw: 'Raw OPFS per-call floor' };
+const SUITE_LABELS = { sql: '16-case SQL suite', batch: '10,000-row transaction', fs: 'Filesystem lifecycle', raw: 'Raw OPFS per-call floor', handoff: 'Multi-tab hand-off' };
 
 function browserLabel(env, doc = null) {
   if (!env) return 'unknown browser';
@@ -347,6 +347,19 @@ function rawViewOf(raw) {
   };
 }
 
+/** The hand-off section's summary and goals, as the document has them (computed in Rust). */
+function handoffViewOf(h) {
+  if (!h || !h.summary) return null;
+  return {
+    config: h.config ?? {},
+    runs: (h.rounds ?? []).filter((r) => !r.warmup).length,
+    floor: h.summary.floor_ms ?? null,
+    workloads: h.summary.workloads ?? [],
+    goals: h.goals ?? [],
+    error: h.error ?? null,
+  };
+}
+
 function viewOfDocument(doc, label, origin) {
   const suites = new Set(doc.config?.suites ?? ['sql', 'batch', 'fs', 'raw']);
   return {
@@ -358,6 +371,7 @@ function viewOfDocument(doc, label, origin) {
     sql: sqlViewOf(doc.sql),
     fs: fsViewOf(doc.fs),
     raw: rawViewOf(doc.raw),
+    handoff: handoffViewOf(doc.handoff),
     live: false,
   };
 }
@@ -747,6 +761,31 @@ function renderRaw(views, width) {
   return `${html}</section>`;
 }
 
+function renderHandoff(views) {
+  const vs = views.filter((v) => v.handoff);
+  if (!vs.length) return '';
+  const c = vs[0].handoff.config;
+  let html = `<section class="suite" id="suite-handoff"><h3>${SUITE_LABELS.handoff}</h3>
+    <p class="suite-desc">Two installs of one shared volume (${esc(c.buffer_mode ?? '')} buffer mode, ${esc(c.durability ?? '')}) take turns in the page's worker through the Web Lock and the BroadcastChannel: <code>two-writers</code> alternate single-row autocommit INSERTs, <code>writer-reader</code> alternate an INSERT and a count that must see it; ${isNum(c.handoffs) ? nf0.format(c.handoffs) : '?'} hand-offs per workload per round. A hand-off's cost is what the alternating loop takes beyond the same statements on one install. The floor, in the same rounds: closing and reopening two OPFS sync access handles. Two installs in one worker share the lock and channel paths of two tabs, not the process boundary.</p>`;
+  const bytes = (s) => (s ? fmtBytes(Math.round(s.median)) : '–');
+  const count = (s) => (s ? nf1.format(s.median) : '–');
+  for (const v of vs) {
+    const h = v.handoff;
+    const head = '<tr><th scope="col">Workload</th><th scope="col">ms per hand-off</th><th scope="col">÷ floor [95 %]</th><th scope="col">Step (hand-off + statement)</th><th scope="col">Statement alone</th><th scope="col">Acquire (asked → held)</th><th scope="col">Giver’s release</th><th scope="col">Taker’s take-over</th><th scope="col">Calls / hand-off</th><th scope="col">Read / hand-off</th><th scope="col">Log replayed / hand-off</th><th scope="col">Wrong reads</th></tr>';
+    const rows = h.workloads.map((w) => `<tr><th scope="row">${esc(w.workload)}</th>${statCell(w.handoff_ms)}<td class="cell">${esc(fmtRatioStat(w.ratio_to_floor) || '–')}</td>${statCell(w.step_ms)}${statCell(w.solo_step_ms)}${statCell(w.acquire_ms)}${statCell(w.release_ms)}${statCell(w.take_over_ms)}<td>${count(w.calls_per_handoff)}</td><td>${bytes(w.bytes_read_per_handoff)}</td><td>${bytes(w.catch_up_bytes_per_handoff)}</td><td>${isNum(w.mismatches) ? nf0.format(w.mismatches) : '–'}</td></tr>`);
+    rows.push(`<tr><th scope="row">floor <span class="sub">close + reopen 2 access handles</span></th>${statCell(h.floor)}<td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td></tr>`);
+    html += `<div class="per-view-block"><h4><i class="swatch" style="background:${COLORS[vs.indexOf(v) % COLORS.length]}"></i>${esc(v.label)}</h4>${tableWrap(`Hand-off (ms): median over ${h.runs} round${h.runs === 1 ? '' : 's'} of per-round figures, min–max; ratio paired per round with the floor · ${esc(v.label)}`, head, rows, 'Acquire, release and take-over are single clock readings (rounded to the timer step); the per-hand-off cost and the floor are whole loops divided by their count. Calls are the volume’s counted reads, writes, flushes and size calls of both installs during the hand-offs; opening and closing handles is not among them.')}`;
+    if (h.goals.length) {
+      const ghead = '<tr><th scope="col">Goal</th><th scope="col">Paired ratio [95 %]</th><th scope="col">Verdict</th></tr>';
+      const grows = h.goals.map((g) => `<tr><th scope="row">${esc(g.statement)}</th><td class="cell">${esc(fmtRatioStat(g.ratio) || '–')}</td><td>${verdictBadge(g.verdict)}</td></tr>`);
+      html += tableWrap(`Hand-off goals · ${esc(v.label)}`, ghead, grows);
+    }
+    if (h.error) html += `<ul class="failures"><li class="fail-item"><strong>stopped:</strong> ${esc(h.error)}</li></ul>`;
+    html += '</div>';
+  }
+  return `${html}</section>`;
+}
+
 /** "Derived" lines as in the seed, from the document's `raw.derived` (computed in Rust). */
 function derivedRaw(v) {
   const d = v.raw.derived;
@@ -837,7 +876,7 @@ function render() {
   const views = allViews();
   const body = $('#results-body');
   const width = chartWidth();
-  const html = [renderVerifications(views), renderSql(views, width), renderBatch(views, width), renderFs(views, width), renderRaw(views, width)].join('');
+  const html = [renderVerifications(views), renderSql(views, width), renderBatch(views, width), renderFs(views, width), renderRaw(views, width), renderHandoff(views)].join('');
   body.innerHTML = html || '<p class="muted empty">No results yet. Choose a preset and press Start, or load a result JSON.</p>';
   $('#environment-body').innerHTML = renderEnvironment(views.filter((v) => !v.live || v.env), workerEnv);
   $('#loaded').innerHTML = loaded
@@ -946,7 +985,7 @@ function readConfig() {
   const boxes = $$('input[name=backend]');
   const chosen = boxes.filter((c) => c.checked).map((c) => c.value);
   if (!suites.length) throw new Error('Select at least one suite.');
-  if (!chosen.length && suites.some((s) => s !== 'raw')) throw new Error('Select at least one backend.');
+  if (!chosen.length && suites.some((s) => s !== 'raw' && s !== 'handoff')) throw new Error('Select at least one backend.');
   const int = (key) => {
     const v = Number(form.elements[key].value);
     if (!Number.isInteger(v)) throw new Error(`${key} must be a whole number`);

@@ -137,6 +137,7 @@ mod native {
             raw_small_calls: 0,
             raw_cycle_calls: 0,
             order_seed: Some(config.order_seed),
+            handoffs: None,
             commit: environment.commit.clone(),
         };
         let mut doc = Document::new(iso_utc(started), run_config, environment);
