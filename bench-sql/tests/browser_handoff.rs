@@ -118,9 +118,11 @@ async fn quick_size() {
     check(&s, 4, 6, 0, wall);
 }
 
-/// The full preset's hand-offs per round (100), 12 rounds after 1 warm-up.
+/// Longer rounds (40 hand-offs, past the log's checkpoints in Firefox) after a warm-up. The
+/// full preset's figures (100 hand-offs × 12 rounds: ~31 s in Chromium, ~113 s in Firefox)
+/// come from the benchmark page, not from a test.
 #[wasm_bindgen_test]
-async fn full_size() {
-    let (s, wall) = run(100, 12, 1).await;
-    check(&s, 100, 12, 1, wall);
+async fn longer_rounds() {
+    let (s, wall) = run(40, 2, 1).await;
+    check(&s, 40, 2, 1, wall);
 }

@@ -63,6 +63,7 @@ fn sparse_file_in_memory_mode_allocates_what_it_stores() {
 /// - a count of 2^52 or more made a compaction allocate its blobs at the end of that extent:
 ///   `block * 4096` overflowed (a panic with overflow checks; in release, a write at a wrapped
 ///   offset and a volume that no longer mounts), 18,361 executions into the next run.
+///
 /// Mount now takes the extent from the physical file (the catalog may only reference blocks
 /// inside it).
 #[test]

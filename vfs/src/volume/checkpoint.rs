@@ -84,7 +84,11 @@ impl<S: Storage> Volume<S> {
             .opts
             .checkpoint_bytes
             .max((logical / 16).min(256 << 20));
-        if let Some(limit) = self.opts.space_limit {
+        let limit = match (self.opts.space_limit, self.learned_space_limit) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(limit) = limit {
             // A checkpoint needs up to the log's size of new data blocks while the log still
             // exists: data + 2 × log must fit, with room for the commit that passes the
             // threshold. A third of what is left keeps that.

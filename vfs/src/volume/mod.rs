@@ -140,6 +140,10 @@ pub struct Volume<S: Storage> {
     /// After a failed checkpoint: retry once the log has grown past this.
     pub(crate) checkpoint_retry_at: Option<u64>,
     pub(crate) last_checkpoint_error: Option<String>,
+    /// A space limit learned from an out-of-space error (the physical bytes at that moment).
+    /// It only makes checkpoints come earlier: one short write may be transient, so it never
+    /// refuses commits as a given [`VolumeOptions::space_limit`] does.
+    pub(crate) learned_space_limit: Option<u64>,
     pub(crate) stats: VolumeStats,
     /// Told when work becomes due (see [`Volume::set_deadline_hook`]).
     pub(crate) deadline_hook: Option<DeadlineHook>,

@@ -220,6 +220,7 @@ impl<S: Storage> Volume<S> {
             last_commit_at: None,
             checkpoint_retry_at: None,
             last_checkpoint_error: None,
+            learned_space_limit: None,
             stats: VolumeStats::default(),
             deadline_hook: None,
             released: false,

@@ -682,7 +682,7 @@ impl<S: Storage> Volume<S> {
     pub(crate) fn learn_space_limit(&mut self, e: &Error) {
         if matches!(e, Error::OutOfSpace { .. }) {
             let now = self.physical_bytes();
-            self.opts.space_limit = Some(self.opts.space_limit.map_or(now, |l| l.min(now)));
+            self.learned_space_limit = Some(self.learned_space_limit.map_or(now, |l| l.min(now)));
         }
     }
 
