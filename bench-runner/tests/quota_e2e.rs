@@ -9,6 +9,10 @@
 //!   from `navigator.storage.estimate()` and checks against the preference (the default quota
 //!   is gigabytes).
 //!
+//! Chromium's override is not visible to `navigator.storage.estimate()`, so there the page also
+//! gets the app's own budget (`?space_limit=`, half the quota); Firefox's limit is seen through
+//! `estimate()` as a real quota is.
+//!
 //! Then, per browser:
 //! 1. notes of [`NOTE_BYTES`] each are added (`notesApp.request("add")`) until one fails; that
 //!    failure must be the template's typed storage-full error (`StorageFull`, i.e. SQLite's
@@ -182,7 +186,17 @@ async fn steps(session: &Session, served: &common::Served, timeout: Duration) ->
         }
         Browser::Firefox => FIREFOX_FIXED_LIMIT_KIB * 1024,
     };
-    client.goto(&served.url).await.map_err(|e| e.to_string())?;
+    // Chromium: the override is enforced but invisible to the page (estimate() keeps the
+    // default quota, below), so the volume could only learn the limit from the first failure,
+    // when its log may hold the whole quota and no delete fits (not promised: vfs/DESIGN.md,
+    // "Storage full"). The page passes the app's own budget instead (the template's
+    // `?space_limit=`, InstallOptions::space_limit): half the quota, since Chromium counts
+    // ~2 MiB of usage before the first note. Firefox: the real quota, seen through estimate().
+    let url = match browser {
+        Browser::Chromium => format!("{}?space_limit={}", served.url, CHROMIUM_QUOTA / 2),
+        Browser::Firefox => served.url.clone(),
+    };
+    client.goto(&url).await.map_err(|e| e.to_string())?;
     common::wait_state(client, "ready", timeout).await?;
     let (usage, estimated_quota) = common::estimate(client).await?;
     step(&format!(

@@ -176,9 +176,22 @@ impl NotesDb {
     /// a few seconds if that tab never does (a page kept in the back-forward cache).
     ///
     /// `durability`: `"strict"` (also when absent), `"relaxed"` or `"balanced"`; see
-    /// [`Durability`] for what a crash may lose under each.
-    pub async fn open(directory: String, durability: Option<String>) -> Result<NotesDb, JsValue> {
+    /// [`Durability`] for what a crash may lose under each. `space_limit`: an optional budget
+    /// in bytes (decimal) for the database's files, on top of the origin's quota; past it new
+    /// notes fail with `StorageFull` while deletes still work.
+    pub async fn open(
+        directory: String,
+        durability: Option<String>,
+        space_limit: Option<String>,
+    ) -> Result<NotesDb, JsValue> {
         let durability = parse_durability(durability.as_deref())?;
+        let space_limit = match space_limit.as_deref() {
+            None | Some("") => None,
+            Some(s) => Some(
+                s.parse::<u64>()
+                    .map_err(|e| js_error("BadArgument", format!("space_limit {s:?}: {e}")))?,
+            ),
+        };
         let installed = install(InstallOptions {
             vfs_name: VFS_NAME.into(),
             directory,
@@ -191,6 +204,7 @@ impl NotesDb {
             // Other tabs of the app use the same database, taking turns.
             sharing: Sharing::Shared,
             busy_timeout: std::time::Duration::from_secs(5),
+            space_limit,
             ..InstallOptions::default()
         })
         .await

@@ -7,14 +7,18 @@
 //   request(op, arg) -> Promise   any worker request, e.g. request("stats")
 //
 // `?durability=strict|relaxed|balanced` on the page's URL picks the engine's durability level
-// (default strict; see the README for what a crash may lose under each). The worker gets it in
-// its own URL.
+// (default strict; see the README for what a crash may lose under each), and
+// `?space_limit=<bytes>` an optional budget for the database's files (InstallOptions::space_limit).
+// The worker gets both in its own URL.
 const $ = (selector) => document.querySelector(selector);
 const app = (window.notesApp = { state: "loading", error: null, request });
-const durability = new URLSearchParams(location.search).get("durability");
-const workerUrl = durability
-  ? `./worker.js?durability=${encodeURIComponent(durability)}`
-  : "./worker.js";
+const pageParams = new URLSearchParams(location.search);
+const durability = pageParams.get("durability");
+const workerParams = new URLSearchParams();
+for (const key of ["durability", "space_limit"]) {
+  if (pageParams.has(key)) workerParams.set(key, pageParams.get(key));
+}
+const workerUrl = workerParams.size ? `./worker.js?${workerParams}` : "./worker.js";
 const risks = {
   relaxed: "written before it is shown, flushed within 0.1 s: a power loss may lose the last notes",
   balanced: "shown first, written and flushed within 0.1 s: a crash may lose the last notes",

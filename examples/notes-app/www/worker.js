@@ -17,12 +17,14 @@ const DIRECTORY = "notes-app";
 // The durability the page asked for (its own ?durability= passed on in this worker's URL):
 // strict (default), relaxed or balanced.
 const DURABILITY = new URL(self.location.href).searchParams.get("durability") ?? undefined;
+// An optional budget in bytes for the volume's files (?space_limit=, passed on the same way).
+const SPACE_LIMIT = new URL(self.location.href).searchParams.get("space_limit") ?? undefined;
 
 // Start loading at once and listen before the first await: a request that arrives while the
 // wasm loads waits for `ready` instead of being lost.
 const ready = (async () => {
   await init();
-  return NotesDb.open(DIRECTORY, DURABILITY);
+  return NotesDb.open(DIRECTORY, DURABILITY, SPACE_LIMIT);
 })();
 ready.then(
   () => postMessage({ event: "ready" }),

@@ -124,6 +124,12 @@ pub struct InstallOptions {
     /// remaining quota: near it the volume checkpoints early to give log space back (default
     /// true).
     pub quota_aware: bool,
+    /// Most bytes the volume's files may take, as the app's own budget (default `None`: only
+    /// the origin's quota, when `quota_aware`; with both, the smaller). Near it, commits that
+    /// grow a file fail with `SQLITE_FULL` while deletes still work (see
+    /// [`VolumeOptions::space_limit`]). Also for a quota the page cannot see: Chromium's
+    /// DevTools quota override is not reflected in `navigator.storage.estimate()`.
+    pub space_limit: Option<u64>,
     /// Whether other tabs and workers of the origin may use the volume too (default:
     /// [`Sharing::Shared`]).
     pub sharing: Sharing,
@@ -159,6 +165,7 @@ impl Default for InstallOptions {
             memory_budget: defaults.memory_budget,
             disk_cache_bytes: defaults.disk_cache_bytes,
             quota_aware: true,
+            space_limit: None,
             sharing: Sharing::Shared,
         }
     }
@@ -175,6 +182,7 @@ impl InstallOptions {
             checkpoint_bytes: self.checkpoint_bytes,
             memory_budget: self.memory_budget,
             disk_cache_bytes: self.disk_cache_bytes,
+            space_limit: self.space_limit,
             ..VolumeOptions::default()
         }
     }
@@ -329,7 +337,8 @@ async fn install_with(
                 .iter()
                 .filter_map(|&id| crate::storage::Storage::file(&mut st, id).len().ok())
                 .sum();
-            vopts.space_limit = Some(quota.saturating_sub(usage).saturating_add(mine));
+            let origin = quota.saturating_sub(usage).saturating_add(mine);
+            vopts.space_limit = Some(vopts.space_limit.map_or(origin, |own| own.min(origin)));
             return finish_install(options, st, vopts);
         }
     }
