@@ -1,6 +1,6 @@
 //! Physical calls per SQLite commit over the SQLite VFS, by buffer mode × durability × journal
 //! mode, counted by the volume's storage counters (the same on every backend; the counts are
-//! what OPFS charges for, see `shared/notes/opfs-physics.md`).
+//! what OPFS charges for: the per-call table in `vfs/DESIGN.md`).
 //!
 //! For each configuration: a fresh volume, a table with 100 rows, then `INSERTS` autocommit
 //! INSERTs (about 100 bytes each) measured one by one, then one transaction of `TXN_ROWS`
