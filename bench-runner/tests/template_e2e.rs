@@ -42,18 +42,15 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use bench_runner::child::start_driver;
 use bench_runner::drive::{capabilities, save_screenshot};
 use bench_runner::options::{Browser, Tools};
 use common::{
     add_through_form, expect_notes, request, script, wait_notes, wait_state, Res, WINDOW,
 };
-use fantoccini::{Client, ClientBuilder, Locator};
-use hyper_util::client::legacy::connect::HttpConnector;
+use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 
 /// INSERTs whose flushes are counted, per browser.
@@ -154,36 +151,25 @@ async fn run_browser(
     out: &Path,
     timeout: Duration,
 ) -> Res<Report> {
-    let log_dir = out.join(browser.name());
-    fs::create_dir_all(&log_dir).map_err(|e| e.to_string())?;
-    let driver = start_driver(browser, tools, &log_dir).map_err(|e| e.to_string())?;
     let profile = tempfile::Builder::new()
         .prefix("template-e2e-profile-")
         .tempdir()
         .map_err(|e| e.to_string())?;
     let window = WINDOW;
-    let client = ClientBuilder::new(HttpConnector::new())
-        .capabilities(capabilities(browser, tools, window, profile.path()))
-        .connect(&driver.url)
-        .await
-        .map_err(|e| {
-            format!(
-                "starting a WebDriver session: {e}{}",
-                driver.guard.log_tail()
-            )
-        })?;
-    let result = steps(&client, browser, url, out, timeout).await;
+    let caps = capabilities(browser, tools, window, profile.path());
+    let session = common::start_session(browser, tools, &out.join(browser.name()), caps).await?;
+    let client = &session.client;
+    let result = steps(client, browser, url, out, timeout).await;
     if let Err(e) = &result {
         let shot = out.join(format!("{}-failure.png", browser.name()));
-        if save_screenshot(&client, &shot, window).await.is_ok() {
+        if save_screenshot(client, &shot, window).await.is_ok() {
             eprintln!(
                 "e2e: {browser}: failed ({e}); screenshot {}",
                 shot.display()
             );
         }
     }
-    let _ = client.close().await;
-    drop(driver);
+    session.close().await;
     result
 }
 

@@ -84,10 +84,12 @@ impl<S: Storage> Volume<S> {
             .opts
             .checkpoint_bytes
             .max((logical / 16).min(256 << 20));
-        let limit = match (self.opts.space_limit, self.learned_space_limit) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let limit = self
+            .opts
+            .space_limit
+            .into_iter()
+            .chain(self.learned_space_limit)
+            .min();
         if let Some(limit) = limit {
             // A checkpoint needs up to the log's size of new data blocks while the log still
             // exists: data + 2 × log must fit, with room for the commit that passes the

@@ -304,8 +304,8 @@ impl<S: Storage> Volume<S> {
         if !grows {
             return Ok(());
         }
-        let log_end = self.log.written + self.log.buf.len() as u64;
-        let after = self.physical_bytes().max(self.data_bytes() + log_end);
+        // The log's end includes this commit's serialized frames (the buffer).
+        let after = self.physical_bytes();
         let reserve = space_reserve(limit);
         if after.saturating_add(reserve) > limit {
             return Err(Error::OutOfSpace {
