@@ -100,6 +100,11 @@ fn options(o: &Opts) -> VolumeOptions {
         } else {
             16 << 20
         },
+        checkpoint_max_bytes: if o.eager_checkpoints {
+            128 << 10
+        } else {
+            64 << 20
+        },
         idle_checkpoint_bytes: 16 << 10,
         idle_checkpoint_after: Duration::ZERO,
         checkpoint_on_close: !o.no_close_checkpoint,
@@ -252,7 +257,12 @@ impl Run {
     fn mount(&mut self, st: MemoryStorage, what: &str) -> Option<Volume<MemoryStorage>> {
         let must = self.clean;
         match Volume::mount(st, options(&self.opts)) {
-            Ok(v) => {
+            Ok(mut v) => {
+                if self.opts.durability / 3 % 2 == 1 {
+                    // Like the browser's timer, minus the timer: `poll` operations run what
+                    // is due.
+                    v.set_deadline_hook(|_| {});
+                }
                 self.invariants(&v, what);
                 let names: Vec<String> = v.list().into_iter().map(|m| m.name).collect();
                 let mut live = BTreeMap::new();

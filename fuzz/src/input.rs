@@ -749,7 +749,9 @@ fn opfs_vfs_xxh3(bytes: &[u8]) -> u64 {
 pub struct Opts {
     /// Disk mode (else Memory).
     pub disk: bool,
-    /// 0 Strict, 1 Relaxed, 2 Balanced.
+    /// `% 3`: 0 Strict, 1 Relaxed, 2 Balanced. `/ 3 % 2 == 1`: a deadline hook is installed
+    /// (as the browser's timer does), so due checkpoints wait for `poll` up to
+    /// `checkpoint_max_bytes` (4 × `checkpoint_bytes` here).
     pub durability: u8,
     /// Small write buffer (8 KiB: open transactions spill to the log) and small caches.
     pub small_buffers: bool,

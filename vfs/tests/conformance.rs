@@ -792,6 +792,78 @@ fn mount_in_other_buffer_mode<B: Backend>(cx: &mut Ctx<B>) {
     v.close().unwrap();
 }
 
+/// With a deadline hook (a timer), the commit that makes a checkpoint due leaves it to `poll`
+/// and says so through the hook (due at once); past `checkpoint_max_bytes` a commit runs it on
+/// its own path. Without a hook, the commit runs it (the last test).
+fn due_checkpoint_runs_from_poll_with_a_hook<B: Backend>(cx: &mut Ctx<B>) {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let small = VolumeOptions {
+        checkpoint_bytes: 64 << 10,
+        checkpoint_max_bytes: 512 << 10,
+        ..cx.opts.clone()
+    };
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    let f = v.create("f").unwrap();
+    v.commit().unwrap();
+    let mut v = cx.remount_with(v, small);
+    let told: Rc<Cell<Option<web_time::Instant>>> = Rc::new(Cell::new(None));
+    let hook = told.clone();
+    v.set_deadline_hook(move |at| hook.set(Some(at)));
+    m.insert("f".into(), Vec::new());
+    let base = v.stats().checkpoints;
+    let mut i = 0u64;
+    let mut commit = |v: &mut Volume<B::S>, m: &mut Model| {
+        let d = pattern(8000, 300 + i);
+        v.write(f, (i % 5) * 8192, &d).unwrap();
+        model_write(
+            m.get_mut("f").unwrap(),
+            usize::try_from((i % 5) * 8192).unwrap(),
+            &d,
+        );
+        v.commit().unwrap();
+        i += 1;
+    };
+    while v.stats().log_bytes < 64 << 10 {
+        commit(&mut v, &mut m);
+        assert_eq!(
+            v.stats().checkpoints,
+            base,
+            "a commit below the max checkpointed"
+        );
+    }
+    // Due now: the hook was told an instant that has passed, and nothing ran yet.
+    let at = told.get().expect("the hook was told");
+    assert!(at <= web_time::Instant::now());
+    assert!(v
+        .next_deadline()
+        .is_some_and(|d| d <= web_time::Instant::now()));
+    assert_eq!(v.stats().checkpoints, base);
+    v.poll().unwrap();
+    assert_eq!(
+        v.stats().checkpoints,
+        base + 1,
+        "poll ran the due checkpoint"
+    );
+    assert!(v.stats().log_bytes < 64 << 10, "{:?}", v.stats());
+    assert_state(&mut v, &m);
+    // Never polled: the commit past the max runs it itself, and the log stays bounded.
+    let before = v.stats().checkpoints;
+    for _ in 0..120 {
+        commit(&mut v, &mut m);
+        assert!(
+            v.stats().log_bytes < (512 << 10) + (64 << 10),
+            "{:?}",
+            v.stats()
+        );
+    }
+    assert!(v.stats().checkpoints > before, "{:?}", v.stats());
+    let mut v = cx.remount(v);
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
 /// Physical calls per operation (the volume counts them whatever the backend).
 fn physical_call_accounting<B: Backend>(cx: &mut Ctx<B>) {
     let mut v = cx.mount();
@@ -956,6 +1028,10 @@ macro_rules! suite {
             #[test]
             fn mount_in_other_buffer_mode() {
                 for_all_configs::<$backend>(super::mount_in_other_buffer_mode);
+            }
+            #[test]
+            fn due_checkpoint_runs_from_poll_with_a_hook() {
+                for_all_configs::<$backend>(super::due_checkpoint_runs_from_poll_with_a_hook);
             }
             #[test]
             fn physical_call_accounting() {

@@ -74,37 +74,63 @@ impl<S: Storage> Volume<S> {
         !self.pending.values().any(|p| p.spilled_any)
     }
 
-    /// The log size at which a commit checkpoints: the option, or 1/16 of the logical bytes if
+    /// The log size at which a checkpoint is due: the option, or 1/16 of the logical bytes if
     /// larger (at most 256 MiB): large volumes checkpoint proportionally less often while the
     /// log stays a small fraction of the space; lower near the space limit, so the log gives
     /// space back in time.
     pub(crate) fn checkpoint_threshold(&self) -> u64 {
+        self.proportional(self.opts.checkpoint_bytes)
+            .min(self.space_threshold())
+    }
+
+    /// The log size at which a commit runs a due checkpoint on its own path although a timer
+    /// could run it later (`checkpoint_max_bytes`, never below the due threshold); near the
+    /// space limit the same as [`Self::checkpoint_threshold`].
+    fn checkpoint_hard_threshold(&self) -> u64 {
+        let soft = self.proportional(self.opts.checkpoint_bytes);
+        self.opts
+            .checkpoint_max_bytes
+            .max(soft)
+            .min(self.space_threshold())
+    }
+
+    fn proportional(&self, bytes: u64) -> u64 {
         let logical: u64 = self.files.values().map(|f| f.size).sum();
-        let mut t = self
-            .opts
-            .checkpoint_bytes
-            .max((logical / 16).min(256 << 20));
+        bytes.max((logical / 16).min(256 << 20))
+    }
+
+    /// Near a space limit: the log size that keeps a checkpoint possible. `u64::MAX`: no limit.
+    fn space_threshold(&self) -> u64 {
         let limit = self
             .opts
             .space_limit
             .into_iter()
             .chain(self.learned_space_limit)
             .min();
-        if let Some(limit) = limit {
+        match limit {
             // A checkpoint needs up to the log's size of new data blocks while the log still
             // exists: data + 2 × log must fit, with room for the commit that passes the
             // threshold. A third of what is left keeps that.
-            let avail = limit.saturating_sub(self.data_bytes());
-            t = t.min((avail / 3).max(64 << 10));
+            Some(limit) => (limit.saturating_sub(self.data_bytes()) / 3).max(64 << 10),
+            None => u64::MAX,
         }
-        t
     }
 
-    pub(crate) fn checkpoint_due(&self) -> bool {
+    /// A checkpoint is due (the log passed [`Self::checkpoint_threshold`], none is blocked by an
+    /// open spilled transaction, and a failed one is not waiting for the log to grow).
+    pub(crate) fn checkpoint_wanted(&self) -> bool {
         let end = self.log.end();
         end >= self.checkpoint_threshold()
             && self.checkpoint_allowed()
             && self.checkpoint_retry_at.is_none_or(|at| end >= at)
+    }
+
+    /// The commit that just finished runs the due checkpoint itself: there is no timer to run
+    /// it when the worker is idle, or the log passed the hard threshold (a worker that never
+    /// idles, or a space limit near).
+    pub(crate) fn checkpoint_due(&self) -> bool {
+        self.checkpoint_wanted()
+            && (self.deadline_hook.is_none() || self.log.end() >= self.checkpoint_hard_threshold())
     }
 
     /// Commits everything, then checkpoints: afterwards the log holds only the new epoch's

@@ -273,6 +273,11 @@ impl<S: Storage> Volume<S> {
     /// commit or a poll leaves work scheduled (the `web` module arms a timer with it, so a
     /// Relaxed or Balanced commit is flushed within its delay even if no further commit comes).
     /// Called often: it must be cheap and must not touch the volume.
+    ///
+    /// Contract: whoever installs a hook calls [`Volume::poll`] at (or soon after) the instant
+    /// it is told. The volume relies on it: with a hook, a commit leaves a due checkpoint
+    /// (`checkpoint_bytes`) to `poll` and runs it on its own path only past
+    /// `checkpoint_max_bytes`.
     pub fn set_deadline_hook(&mut self, hook: impl FnMut(Instant) + 'static) {
         self.deadline_hook = Some(DeadlineHook(Box::new(hook)));
     }

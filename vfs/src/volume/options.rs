@@ -69,9 +69,16 @@ pub struct VolumeOptions {
     /// Disk mode: staged page images of open transactions are appended to the log when they
     /// exceed this. `Balanced`: grouped commits are written when they exceed this.
     pub write_buffer_bytes: usize,
-    /// A commit checkpoints when the log has grown past this many bytes (and past a quarter of
-    /// the volume's logical bytes, so large volumes checkpoint proportionally less often).
+    /// Past this many bytes of log (or a sixteenth of the volume's logical bytes, if larger,
+    /// so large volumes checkpoint proportionally less often) a checkpoint is due. With a
+    /// deadline hook ([`crate::Volume::set_deadline_hook`]; the `web` module's timer is one)
+    /// it runs from [`crate::Volume::poll`] as soon as the worker is idle, off the commit path;
+    /// without one, nothing would run it later, so the commit that passes the threshold runs it.
     pub checkpoint_bytes: u64,
+    /// With a deadline hook, a commit runs a due checkpoint itself once the log has grown past
+    /// this (at least `checkpoint_bytes`): the bound for a worker that never goes idle. Near a
+    /// space limit the commit path checkpoints earlier, whatever this says.
+    pub checkpoint_max_bytes: u64,
     /// [`crate::Volume::poll`] checkpoints an idle volume whose log holds more than this, so the
     /// space on disk returns close to the logical size between bursts.
     pub idle_checkpoint_bytes: u64,
@@ -101,6 +108,7 @@ impl Default for VolumeOptions {
             max_flush_delay: Duration::from_millis(100),
             write_buffer_bytes: 1 << 20,
             checkpoint_bytes: 16 << 20,
+            checkpoint_max_bytes: 64 << 20,
             idle_checkpoint_bytes: 1 << 20,
             idle_checkpoint_after: Duration::from_secs(2),
             checkpoint_on_close: true,

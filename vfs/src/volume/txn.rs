@@ -704,8 +704,8 @@ impl<S: Storage> Volume<S> {
         self.flush_log()
     }
 
-    /// When [`Volume::poll`] next has work: the relaxed levels' write/flush deadline, or an
-    /// idle checkpoint. `None`: nothing scheduled.
+    /// When [`Volume::poll`] next has work: the relaxed levels' write/flush deadline, a due
+    /// checkpoint (now), or an idle checkpoint. `None`: nothing scheduled.
     pub fn next_deadline(&self) -> Option<Instant> {
         if self.poisoned.is_some() || self.released {
             return None;
@@ -719,7 +719,10 @@ impl<S: Storage> Volume<S> {
         if let Some(t) = self.log.oldest_unflushed {
             consider(t + delay);
         }
-        if self.idle_checkpoint_wanted() {
+        if self.checkpoint_wanted() {
+            // Due now: the timer runs it at the worker's next idle moment.
+            consider(self.last_commit_at.unwrap_or_else(Instant::now));
+        } else if self.idle_checkpoint_wanted() {
             if let Some(t) = self.last_commit_at {
                 consider(t + self.opts.idle_checkpoint_after);
             }
@@ -728,7 +731,9 @@ impl<S: Storage> Volume<S> {
     }
 
     /// Does what is due: writes and flushes commits whose delay has passed (Relaxed,
-    /// Balanced, WriteOnly commits), and checkpoints an idle volume whose log is large. Call
+    /// Balanced, WriteOnly commits), runs a due checkpoint (the log passed
+    /// `checkpoint_bytes`: with a deadline hook, commits leave it to `poll`), and checkpoints an
+    /// idle volume whose log is over `idle_checkpoint_bytes`. Call
     /// it from a timer at [`Volume::next_deadline`] (the `web` module does). Returns the next
     /// deadline.
     pub fn poll(&mut self) -> Result<Option<Instant>> {
@@ -742,11 +747,10 @@ impl<S: Storage> Volume<S> {
             self.write_out(now)?;
             self.flush_log()?;
         }
-        if self.idle_checkpoint_wanted()
-            && self
-                .last_commit_at
-                .is_some_and(|t| now.duration_since(t) >= self.opts.idle_checkpoint_after)
-        {
+        let idle = self
+            .last_commit_at
+            .is_some_and(|t| now.duration_since(t) >= self.opts.idle_checkpoint_after);
+        if self.checkpoint_wanted() || (idle && self.idle_checkpoint_wanted()) {
             if let Err(e) = self.checkpoint_quietly() {
                 self.last_checkpoint_error = Some(e.to_string());
             }

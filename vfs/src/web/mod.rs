@@ -112,9 +112,13 @@ pub struct InstallOptions {
     /// Disk mode: an open transaction's staged pages go to the log beyond this; `Balanced`:
     /// grouped commits are written beyond this (default 1 MiB).
     pub write_buffer_bytes: usize,
-    /// A commit checkpoints when the log passes this (or a quarter of the data, if larger;
-    /// default 16 MiB). Lower means less space while mounted, more checkpoint work.
+    /// A checkpoint is due when the log passes this (or a sixteenth of the data, if larger;
+    /// default 16 MiB); the worker's timer runs it at the next idle moment, off the commit
+    /// path. Lower means less space while mounted, more checkpoint work.
     pub checkpoint_bytes: u64,
+    /// A commit runs a due checkpoint itself once the log passes this (default 64 MiB): the
+    /// bound on the log of a worker that never goes idle.
+    pub checkpoint_max_bytes: u64,
     /// Memory mode: most bytes of file contents held in memory (default 2 GiB; wasm32 has 4 GiB
     /// in all). Files beyond it are read from OPFS as in Disk mode.
     pub memory_budget: Option<u64>,
@@ -162,6 +166,7 @@ impl Default for InstallOptions {
             max_flush_delay: defaults.max_flush_delay,
             write_buffer_bytes: defaults.write_buffer_bytes,
             checkpoint_bytes: defaults.checkpoint_bytes,
+            checkpoint_max_bytes: defaults.checkpoint_max_bytes,
             memory_budget: defaults.memory_budget,
             disk_cache_bytes: defaults.disk_cache_bytes,
             quota_aware: true,
@@ -180,6 +185,7 @@ impl InstallOptions {
             max_flush_delay: self.max_flush_delay,
             write_buffer_bytes: self.write_buffer_bytes,
             checkpoint_bytes: self.checkpoint_bytes,
+            checkpoint_max_bytes: self.checkpoint_max_bytes,
             memory_budget: self.memory_budget,
             disk_cache_bytes: self.disk_cache_bytes,
             space_limit: self.space_limit,
