@@ -21,9 +21,8 @@
 //! the older sqlite-wasm-rs 0.5 line, which cannot be linked beside the 0.6 line rusqlite 0.43
 //! uses (each line builds its own SQLite); 0.3 removed it. See the crate README.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::fmt;
-use std::rc::Rc;
 
 use js_sys::{Array, Function, Promise, Reflect};
 use rusqlite::{Connection, OpenFlags};
@@ -34,9 +33,10 @@ use sqlite_wasm_vfs::sahpool::{self, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use opfs_vfs::sqlite::{self, SharedVolume, VfsHandle};
+use opfs_vfs::sqlite::SharedVolume;
+use opfs_vfs::web::{install, InstallError, InstallOptions, Installed};
 use opfs_vfs::storage::{OpfsStorage, StorageError};
-use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
+use opfs_vfs::{BufferMode, Durability};
 
 use bench_results::sql::{BackendMeta, PhysicalCounters, SqlSection};
 use bench_results::Environment;
@@ -111,17 +111,17 @@ pub async fn remove_opfs_dir(dir: &str) -> Result<(), BenchError> {
 // Our VFS on OPFS
 // ----------------------------------------------------------------------------------------
 
-/// A mounted volume with our VFS registered over it.
+/// Our VFS installed over a volume, as an application installs it.
 struct Mounted {
-    volume: SharedVolume<OpfsStorage>,
-    handle: VfsHandle<OpfsStorage>,
+    installed: Installed,
 }
 
-/// Our VFS (`opfs_vfs::sqlite`) over a [`Volume`] on [`OpfsStorage`], in one buffer mode at one
-/// durability level. Initialization opens the OPFS directory (two sync access handles), mounts
-/// the volume, registers the VFS under a unique name and opens the connection; close closes the
-/// connection, unregisters the VFS and closes the volume (flush, checkpoint, handles closed),
-/// so that reopen mounts from what is in OPFS.
+/// Our VFS over a volume on OPFS, in one buffer mode at one durability level, installed the way
+/// an application installs it: [`opfs_vfs::web::install`] with its defaults (so the worker's
+/// deadline timer, the quota estimate and `Sharing::Shared` are what users get). Initialization
+/// installs (Web Lock, two sync access handles, mount, VFS registered under a unique name) and
+/// opens the connection; close closes the connection and the installation (flush, checkpoint,
+/// handles closed, lock released), so that reopen mounts from what is in OPFS.
 pub struct OursOpfsBackend {
     root: String,
     buffer_mode: BufferMode,
@@ -179,38 +179,40 @@ impl OursOpfsBackend {
         let Some(dir) = self.dir.clone() else {
             return Err(lifecycle(self, "open before prepare"));
         };
-        let opts = VolumeOptions {
+        let name = format!("bench-{}-{}-{}", self.name(), random_tag(), next_id());
+        let installed = install(InstallOptions {
+            vfs_name: name.clone(),
+            directory: dir,
             buffer_mode: self.buffer_mode,
             durability: self.durability,
-            ..VolumeOptions::default()
-        };
-        let volume = Volume::mount(OpfsStorage::open(&dir).await?, opts)?;
-        let volume = Rc::new(RefCell::new(volume));
-        let name = format!("bench-{}-{}-{}", self.name(), random_tag(), next_id());
-        let handle = sqlite::register(&name, volume.clone(), false)?;
+            ..InstallOptions::default()
+        })
+        .await?;
         let conn = open_db(DB_NAME, &name);
-        self.mounted = Some(Mounted { volume, handle });
+        self.mounted = Some(Mounted { installed });
         conn
     }
 
-    /// Unregisters the VFS and closes the volume (flush, checkpoint, close the handles).
+    /// Closes the installation: unregisters the VFS, closes the volume (flush, checkpoint,
+    /// close the handles) and releases its Web Lock.
     fn unmount(&mut self) -> Result<(), BenchError> {
-        let Some(Mounted { volume, handle }) = self.mounted.take() else {
+        let Some(mut m) = self.mounted.take() else {
             return Ok(());
         };
-        if let Err((handle, e)) = handle.unregister() {
-            // Files still open: keep the mount so that cleanup can retry after the connection
-            // is gone.
-            self.mounted = Some(Mounted { volume, handle });
-            return Err(e.into());
-        }
-        match Rc::try_unwrap(volume) {
-            Ok(volume) => {
-                volume.into_inner().close()?;
-                Ok(())
+        match m.installed.close() {
+            Ok(()) => Ok(()),
+            Err(e @ InstallError::FilesOpen(_)) => {
+                // Files still open: keep the installation so that cleanup can retry after the
+                // connection is gone.
+                self.mounted = Some(m);
+                Err(e.into())
             }
-            Err(_) => Err(lifecycle(self, "volume still shared after unregister")),
+            Err(e) => Err(e.into()),
         }
+    }
+
+    fn volume(&self) -> Option<&SharedVolume<OpfsStorage>> {
+        self.mounted.as_ref()?.installed.volume().ok()
     }
 }
 
@@ -252,7 +254,7 @@ impl SqlBackend for OursOpfsBackend {
     /// last commit already flushed).
     async fn sync(&mut self, _conn: &Connection) -> Result<(), BenchError> {
         match &self.mounted {
-            Some(m) => Ok(m.volume.borrow_mut().flush()?),
+            Some(m) => Ok(m.installed.flush()?),
             None => Err(lifecycle(self, "sync while not open")),
         }
     }
@@ -275,8 +277,7 @@ impl SqlBackend for OursOpfsBackend {
     }
 
     fn counters(&self) -> Option<PhysicalCounters> {
-        let m = self.mounted.as_ref()?;
-        let total = m.volume.borrow().counters().total();
+        let total = self.volume()?.borrow().counters().total();
         Some(PhysicalCounters {
             flushes: total.flushes,
             writes: total.writes,

@@ -58,6 +58,10 @@ pub enum BenchError {
     /// Registering or unregistering our SQLite VFS failed.
     #[error("VFS registration: {0}")]
     Register(#[from] opfs_vfs::sqlite::RegisterError),
+    /// Installing our volume in the browser (`opfs_vfs::web::install`), or closing it, failed.
+    #[cfg(target_arch = "wasm32")]
+    #[error("install: {0}")]
+    Install(#[from] opfs_vfs::web::InstallError),
     /// A browser facility failed (a JavaScript exception, or the sahpool VFS), with its message.
     #[error("browser: {0}")]
     Browser(String),
