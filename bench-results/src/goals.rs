@@ -239,7 +239,6 @@ impl StrictFloor {
             return None;
         }
         // Counts stay far below 2^53: exact as f64.
-        #[allow(clippy::cast_precision_loss)]
         let floor_ms = flushes as f64 * call_us / 1000.0;
         Some(Self {
             flushes,

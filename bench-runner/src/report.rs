@@ -1289,4 +1289,52 @@ mod tests {
         assert_eq!(ratio_cell(Some(&few)), "1.02× (n=2, no interval)");
         assert_eq!(ratio_cell(None), "–");
     }
+
+    #[test]
+    fn a_floor_above_the_threshold_is_said_beside_the_verdict() {
+        use bench_results::goals::{Bound, StrictFloor};
+        use bench_results::summary::Metric;
+        let floor = |ratio: f64| StrictFloor {
+            flushes: 1020,
+            series: COMMIT_SERIES.to_owned(),
+            call_us: 614.0,
+            floor_ms: 626.28,
+            reference_total_ms: 2856.63,
+            ratio,
+        };
+        let g = |verdict: Verdict, f: Option<StrictFloor>| GoalCheck {
+            goal: TOTAL_STRICT.to_owned(),
+            backend: "ours-disk-strict".to_owned(),
+            versus: "sqlite-memvfs".to_owned(),
+            metric: Metric::Total,
+            case: None,
+            bound: Bound::AtMost,
+            threshold: 1.25,
+            statement: String::new(),
+            ratio: None,
+            verdict,
+            floor: f,
+        };
+        assert_eq!(
+            goal_verdict_cell(&g(Verdict::NotMet, Some(floor(1.351)))),
+            "**not met** — floor 1.35× > 1.25: physically out of reach in this run"
+        );
+        assert_eq!(
+            goal_verdict_cell(&g(Verdict::Undecided, Some(floor(1.351)))),
+            "undecided — floor 1.35× > 1.25: physically out of reach in this run"
+        );
+        assert!(goal_verdict_cell(&g(Verdict::Met, Some(floor(1.3))))
+            .starts_with("**met**, although floor 1.30× > 1.25 (this run's raw flushes cost more"));
+        // Under the threshold, or none: the verdict alone.
+        assert_eq!(
+            goal_verdict_cell(&g(Verdict::NotMet, Some(floor(1.22)))),
+            "**not met**"
+        );
+        assert_eq!(goal_verdict_cell(&g(Verdict::Undecided, None)), "undecided");
+        assert_eq!(
+            floor_note(&g(Verdict::NotMet, Some(floor(1.22)))).unwrap(),
+            "ours-disk-strict 1,020 flushes × 614 µs = 626.28 ms on sqlite-memvfs's 2,856.63 ms \
+             → 1.22×"
+        );
+    }
 }
