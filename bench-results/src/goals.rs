@@ -25,10 +25,35 @@
 //! "Memory reference" is the backend's [`crate::sql::BackendMeta::reference`]. The peer goal
 //! compares with our strictest level (a commit flushed before it returns), the least
 //! favourable of ours: any peer that loses to it loses to every level of ours.
+//!
+//! ## The strict floor
+//!
+//! A `total-strict` check also carries, where the document holds the raw OPFS workloads of the
+//! same run, the **physical floor** of its ratio ([`StrictFloor`]): the strict backend made F
+//! flushes during the 16 cases (F = the sum over the cases of its median `flushes` counter per
+//! case), each durable commit costs at least one write + flush, and the raw workload
+//! `append+flush` measured that pair in this run (c = the median across raw runs of its mean
+//! µs per call). With R the reference's median 16-case total:
+//!
+//! ```text
+//! floor_ms = F × c / 1000        floor ratio = (R + floor_ms) ÷ R
+//! ```
+//!
+//! It is the ratio the backend would have if everything but its flushes cost exactly what the
+//! memory reference's work costs, and each flush only what a 4 KiB append + flush costs the
+//! raw workload. It is a lower bound at this run's flush cost, not a result: it does not change
+//! the verdict (still decided by the interval alone), it is a ratio of medians with no interval
+//! of its own, F is what *our* strict design flushes (≈ one per commit: case 1's 1,000
+//! autocommits dominate it), and a flush in the SQL run can cost more or less than the raw
+//! one (it may carry more dirty bytes; the raw workload runs at another moment of the run).
+//! When the floor is above the threshold ([`GoalCheck::floor_out_of_reach`]) the goal cannot be
+//! met at the flush cost this run measured, whatever the engine does besides flushing. A
+//! document without the raw suite has no floor.
 
 use serde::{Deserialize, Serialize};
 
 use crate::handoff::HandoffSummary;
+use crate::raw::RawSuite;
 use crate::sql::{SqlBackendResult, SqlSection};
 use crate::stats::{Bootstrap, RatioStat};
 use crate::summary::{pair, Metric};
@@ -163,6 +188,85 @@ pub const GOALS: [Goal; 7] = [
     },
 ];
 
+/// The goal whose checks carry a [`StrictFloor`].
+pub const TOTAL_STRICT: &str = "total-strict";
+
+/// The raw workload that prices one durable commit: a 4 KiB append followed by `flush()`,
+/// timed together (`bench-fs/src/raw.rs`).
+pub const COMMIT_SERIES: &str = "append+flush";
+
+/// The physical floor of a `total-strict` ratio, from the same run's raw workloads (module
+/// docs, "The strict floor"). A lower bound at this run's flush cost, not a result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StrictFloor {
+    /// F: the sum over the cases of the backend's median `flushes` per case.
+    pub flushes: u64,
+    /// The raw series that prices one flush ([`COMMIT_SERIES`]).
+    pub series: String,
+    /// Its cost: median across the raw runs of the series' mean µs per call.
+    pub call_us: f64,
+    /// `flushes × call_us / 1000`.
+    pub floor_ms: f64,
+    /// The memory reference's median 16-case total.
+    pub reference_total_ms: f64,
+    /// `(reference_total_ms + floor_ms) ÷ reference_total_ms`.
+    pub ratio: f64,
+}
+
+impl StrictFloor {
+    /// The floor of backend `backend` of `sql` (summarized) at the cost `raw` measured;
+    /// `None` if the backend, its reference or a summary is missing, a case has no counters,
+    /// or the raw suite has no [`COMMIT_SERIES`].
+    pub fn of(sql: &SqlSection, raw: &RawSuite, backend: &str) -> Option<Self> {
+        let b = sql.backend(backend)?;
+        let cases = &b.summary.as_ref()?.cases_ms;
+        if cases.is_empty() {
+            return None;
+        }
+        // Every case must have been counted: a case without counters is unknown, not 0.
+        let flushes = cases
+            .iter()
+            .map(|c| c.counters.map(|k| k.flushes))
+            .sum::<Option<u64>>()?;
+        let reference_total_ms = sql
+            .reference_of(&b.meta)?
+            .summary
+            .as_ref()?
+            .total_ms?
+            .median;
+        let call_us = raw.mean_us(COMMIT_SERIES)?;
+        if !(reference_total_ms > 0.0 && call_us.is_finite() && call_us >= 0.0) {
+            return None;
+        }
+        // Counts stay far below 2^53: exact as f64.
+        let floor_ms = flushes as f64 * call_us / 1000.0;
+        Some(Self {
+            flushes,
+            series: COMMIT_SERIES.to_owned(),
+            call_us,
+            floor_ms,
+            reference_total_ms,
+            ratio: (reference_total_ms + floor_ms) / reference_total_ms,
+        })
+    }
+}
+
+/// Sets the floor of every `total-strict` check of `sql` that has none, from `raw` (the
+/// same document's raw suite). Checks that already carry one keep it (computed once).
+pub fn fill_strict_floors(sql: &mut SqlSection, raw: &RawSuite) {
+    let floors: Vec<Option<StrictFloor>> = sql
+        .goals
+        .iter()
+        .map(|g| match &g.floor {
+            None if g.goal == TOTAL_STRICT => StrictFloor::of(sql, raw, &g.backend),
+            f => f.clone(),
+        })
+        .collect();
+    for (g, f) in sql.goals.iter_mut().zip(floors) {
+        g.floor = f;
+    }
+}
+
 /// One goal checked on one pair of backends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GoalCheck {
@@ -187,6 +291,24 @@ pub struct GoalCheck {
     pub ratio: Option<RatioStat>,
     /// [`verdict`] of it.
     pub verdict: Verdict,
+    /// The physical floor of the ratio (`total-strict` only, where the document has the raw
+    /// suite; [`StrictFloor`]). Added within version 2: absent in older documents, filled
+    /// when they are loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<StrictFloor>,
+}
+
+impl GoalCheck {
+    /// Whether the floor alone is on the wrong side of a `≤` threshold: the goal is out of
+    /// reach at the flush cost this run measured. Says nothing about the verdict, which the
+    /// interval decides.
+    pub fn floor_out_of_reach(&self) -> bool {
+        self.bound == Bound::AtMost
+            && self
+                .floor
+                .as_ref()
+                .is_some_and(|f| f.ratio > self.threshold)
+    }
 }
 
 fn check(
@@ -217,12 +339,14 @@ fn check(
         ),
         verdict: verdict(ratio.as_ref(), goal.bound, goal.threshold),
         ratio,
+        floor: None,
     }
 }
 
 /// Every goal that applies to the backends of `sql` that ran, in [`GOALS`] order. Ratios to
 /// the memory reference are taken from each backend's `ratios` (so [`SqlSection::summarize`]
-/// must have filled them); the others are paired here.
+/// must have filled them); the others are paired here. No floors: they need the raw suite
+/// ([`fill_strict_floors`], run by [`crate::Document::summarize`]).
 pub fn check_sql(sql: &SqlSection, boot: &Bootstrap) -> Vec<GoalCheck> {
     let ran = |b: &&SqlBackendResult| !b.runs.is_empty();
     let mut out = Vec::new();
@@ -306,6 +430,7 @@ pub fn check_handoff(summary: &HandoffSummary) -> Vec<GoalCheck> {
                 ),
                 verdict: verdict(ratio.as_ref(), goal.bound, goal.threshold),
                 ratio,
+                floor: None,
             });
         }
     }
@@ -315,6 +440,8 @@ pub fn check_handoff(summary: &HandoffSummary) -> Vec<GoalCheck> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::raw::{CallSeries, RawRun};
+    use crate::sql::{BackendMeta, CaseSample, PhysicalCounters, RunSample, SuiteRun};
 
     fn r(lo: f64, hi: f64) -> RatioStat {
         RatioStat {
@@ -350,5 +477,205 @@ mod tests {
         };
         assert_eq!(verdict(Some(&no_interval), AtMost, 2.0), Undecided);
         assert_eq!(verdict(None, AtMost, 2.0), Undecided);
+    }
+
+    /// A SQL backend whose runs have two cases: `ms[i]` per run (case 1 takes all of it,
+    /// case 2 nothing) and, if given, `flushes[i]` = (case 1, case 2) per run.
+    fn backend(
+        name: &str,
+        persistent: bool,
+        ms: &[f64],
+        flushes: &[(u64, u64)],
+    ) -> SqlBackendResult {
+        let runs = ms
+            .iter()
+            .enumerate()
+            .map(|(i, &ms)| {
+                let counted = |n: usize| {
+                    flushes.get(i).map(|f| PhysicalCounters {
+                        flushes: [f.0, f.1][n],
+                        ..PhysicalCounters::default()
+                    })
+                };
+                let cases = vec![
+                    CaseSample {
+                        number: 1,
+                        ms,
+                        counters: counted(0),
+                    },
+                    CaseSample {
+                        number: 2,
+                        ms: 0.0,
+                        counters: counted(1),
+                    },
+                ];
+                RunSample {
+                    round: Some(u32::try_from(i).unwrap()),
+                    suite: Some(SuiteRun::from_cases(Default::default(), cases)),
+                    batch: None,
+                }
+            })
+            .collect();
+        SqlBackendResult {
+            meta: BackendMeta {
+                name: name.to_owned(),
+                reference: Some("sqlite-memvfs".to_owned()),
+                durability: String::new(),
+                persistent,
+                ..BackendMeta::default()
+            },
+            runs,
+            ..SqlBackendResult::default()
+        }
+    }
+
+    /// Three raw runs whose `append+flush` means are 400, 600 and 500 µs per call.
+    fn raw() -> RawSuite {
+        let run = |us: f64| RawRun {
+            series: vec![CallSeries::new(
+                COMMIT_SERIES,
+                4096,
+                2 * 4096,
+                vec![us - 100.0, us + 100.0],
+            )
+            .unwrap()],
+        };
+        RawSuite {
+            warmup_runs: vec![run(9000.0)],
+            runs: vec![run(400.0), run(600.0), run(500.0)],
+            ..RawSuite::default()
+        }
+    }
+
+    fn section() -> SqlSection {
+        let mut sql = SqlSection {
+            backends: vec![
+                backend("sqlite-memvfs", false, &[1900.0, 2100.0, 2000.0], &[]),
+                backend(
+                    "ours-disk-strict",
+                    true,
+                    &[2600.0, 2700.0, 2800.0],
+                    &[(1000, 3), (1002, 1), (1001, 2)],
+                ),
+                // Counted in runs 1 and 2 only: its case medians still exist.
+                backend(
+                    "ours-memory-strict",
+                    true,
+                    &[2600.0, 2700.0, 2800.0],
+                    &[(1001, 0), (1001, 0)],
+                ),
+                // Not counted at all: no floor.
+                backend("ours-disk-balanced", true, &[2000.0, 2000.0, 2000.0], &[]),
+            ],
+            ..SqlSection::default()
+        };
+        sql.summarize(&Bootstrap::default());
+        sql
+    }
+
+    #[test]
+    fn the_strict_floor_from_a_hand_built_run() {
+        let mut sql = section();
+        let raw = raw();
+        fill_strict_floors(&mut sql, &raw);
+        let strict: Vec<&GoalCheck> = sql
+            .goals
+            .iter()
+            .filter(|g| g.goal == TOTAL_STRICT)
+            .collect();
+        assert_eq!(strict.len(), 2);
+        // F: case 1's lower median of 1000, 1002, 1001 is 1001, case 2's of 3, 1, 2 is 2.
+        // c: the median of the runs' means 400, 600, 500 µs (warm-up excluded).
+        // R: the reference's median total of 1900, 2100, 2000 ms.
+        // floor = 1003 × 500 µs = 501.5 ms; ratio = (2000 + 501.5) / 2000 = 1.25075.
+        let disk = strict[0].floor.as_ref().unwrap();
+        assert_eq!(strict[0].backend, "ours-disk-strict");
+        assert_eq!(
+            (disk.flushes, disk.call_us, disk.reference_total_ms),
+            (1003, 500.0, 2000.0)
+        );
+        assert_eq!(disk.series, "append+flush");
+        assert!((disk.floor_ms - 501.5).abs() < 1e-9, "{disk:?}");
+        assert!((disk.ratio - 1.25075).abs() < 1e-12, "{disk:?}");
+        assert!(strict[0].floor_out_of_reach(), "1.25075 > 1.25");
+        // ours-memory-strict: lower median of (1001, 1001) and (0, 0): F = 1001;
+        // (2000 + 500.5) / 2000 = 1.25025, also above 1.25.
+        let memory = strict[1].floor.as_ref().unwrap();
+        assert_eq!(memory.flushes, 1001);
+        assert!((memory.ratio - 1.25025).abs() < 1e-12, "{memory:?}");
+        // Only total-strict checks get one, and the verdict stays the interval's (three
+        // rounds: no interval, undecided).
+        for g in &sql.goals {
+            assert_eq!(g.floor.is_some(), g.goal == TOTAL_STRICT, "{}", g.statement);
+            assert_eq!(g.verdict, verdict(g.ratio.as_ref(), g.bound, g.threshold));
+        }
+        assert_eq!(strict[0].verdict, Verdict::Undecided);
+        // A backend without counters has none; nor has a raw suite without the series.
+        assert_eq!(StrictFloor::of(&sql, &raw, "ours-disk-balanced"), None);
+        assert_eq!(
+            StrictFloor::of(&sql, &RawSuite::default(), "ours-disk-strict"),
+            None
+        );
+
+        // A cheaper flush brings the floor under the threshold.
+        let mut cheap = raw.clone();
+        for r in &mut cheap.runs {
+            r.series[0] = CallSeries::new(COMMIT_SERIES, 4096, 4096, vec![250.0]).unwrap();
+        }
+        let mut sql = section();
+        fill_strict_floors(&mut sql, &cheap);
+        let g = sql.goals.iter().find(|g| g.goal == TOTAL_STRICT).unwrap();
+        // (2000 + 1003 × 0.25) / 2000 = 1.125375.
+        assert!((g.floor.as_ref().unwrap().ratio - 1.125375).abs() < 1e-12);
+        assert!(!g.floor_out_of_reach());
+        // Filling again keeps what is there.
+        let before = g.floor.clone();
+        fill_strict_floors(&mut sql, &raw);
+        let again = sql.goals.iter().find(|g| g.goal == TOTAL_STRICT).unwrap();
+        assert_eq!(again.floor, before);
+    }
+
+    #[test]
+    fn no_raw_suite_no_floor() {
+        use crate::config::{RunConfig, Suite};
+        let config = RunConfig {
+            preset: "test".to_owned(),
+            suites: vec![Suite::Sql],
+            backends: Vec::new(),
+            runs: 3,
+            warmup: 0,
+            fs_runs: None,
+            seed: 1,
+            sql_scale: 1,
+            files: 0,
+            file_size_bytes: 0,
+            raw_small_calls: 0,
+            raw_cycle_calls: 0,
+            handoffs: None,
+            order_seed: None,
+            commit: None,
+        };
+        let mut doc = crate::Document::new(String::new(), config, crate::Environment::default());
+        doc.sql = Some(section());
+        doc.summarize(&Bootstrap::default());
+        let sql = doc.sql.as_ref().unwrap();
+        assert!(sql.goals.iter().any(|g| g.goal == TOTAL_STRICT));
+        assert!(sql
+            .goals
+            .iter()
+            .all(|g| g.floor.is_none() && !g.floor_out_of_reach()));
+
+        // With the raw suite: summarizing gives the floor, and a document saved without it
+        // (an older summary) gets it on load.
+        doc.raw = Some(raw());
+        doc.summarize(&Bootstrap::default());
+        let with = doc.sql.as_ref().unwrap().goals.clone();
+        assert_eq!(with.iter().filter(|g| g.floor.is_some()).count(), 2);
+        let mut old = serde_json::to_value(&doc).unwrap();
+        for g in old["sql"]["goals"].as_array_mut().unwrap() {
+            g.as_object_mut().unwrap().remove("floor");
+        }
+        let loaded = crate::Document::from_value(old).unwrap();
+        assert_eq!(loaded.sql.unwrap().goals, with);
     }
 }

@@ -18,7 +18,7 @@
 //! │    │              durability_settings, persistent, skipped?), error?, warmup_runs, runs,
 //! │    │              summary (medians, min–max, counters, ranks), ratios (paired, intervals)}]
 //! │    ├─ bootstrap (seed, resamples, confidence)
-//! │    └─ goals: [GoalCheck]  verdicts from the intervals (crate::goals)
+//! │    └─ goals: [GoalCheck]  verdicts from the intervals, strict floors from raw (crate::goals)
 //! ├─ fs?: LifecycleSuite      the filesystem lifecycle, rounds, summaries, ratios to the baseline,
 //! │                           raw floors
 //! ├─ raw?: RawSuite           every raw OPFS call, per-series summaries, derived figures
@@ -152,9 +152,10 @@ impl Document {
     }
 
     /// Computes every summary from the samples: the SQL section's medians, ratios and goal
-    /// checks (intervals from `boot`), the raw suite's series and derived figures, and the
-    /// lifecycle's summaries, ratios to the baseline and raw floors, and the hand-off suite's
-    /// summary, ratios to its floor and goal checks.
+    /// checks (intervals from `boot`; the strict goals' floors from the raw suite), the raw
+    /// suite's series and derived figures, and the lifecycle's summaries, ratios to the
+    /// baseline and raw floors, and the hand-off suite's summary, ratios to its floor and goal
+    /// checks.
     pub fn summarize(&mut self, boot: &Bootstrap) {
         if let Some(sql) = &mut self.sql {
             sql.summarize(boot);
@@ -162,11 +163,22 @@ impl Document {
         if let Some(raw) = &mut self.raw {
             raw.summarize();
         }
+        self.fill_strict_floors();
         if let Some(fs) = &mut self.fs {
             fs.summarize(self.raw.as_ref(), boot);
         }
         if let Some(h) = &mut self.handoff {
             h.summarize(boot);
+        }
+    }
+
+    /// Gives every `total-strict` goal check without a floor the floor of the same run's
+    /// raw suite ([`goals::StrictFloor`]); nothing without a SQL section or a raw suite. Run
+    /// by [`Document::summarize`], and on load for documents summarized before the floor
+    /// existed (it only reads summaries already there, so it needs no resummarizing).
+    pub fn fill_strict_floors(&mut self) {
+        if let (Some(sql), Some(raw)) = (&mut self.sql, &self.raw) {
+            goals::fill_strict_floors(sql, raw);
         }
     }
 
@@ -195,7 +207,8 @@ impl Document {
 
     /// Loads a document of any version this crate reads: older versions are converted
     /// ([`upgrade`]); missing summaries are computed (with the recorded bootstrap, else the
-    /// default one). Refuses a newer version.
+    /// default one), and missing strict floors filled ([`Document::fill_strict_floors`]).
+    /// Refuses a newer version.
     pub fn from_json(text: &str) -> Result<Self, LoadError> {
         let value: serde_json::Value = serde_json::from_str(text).map_err(LoadError::Json)?;
         Self::from_value(value)
@@ -234,6 +247,7 @@ impl Document {
                 .unwrap_or_default();
             doc.summarize(&boot);
         }
+        doc.fill_strict_floors();
         Ok(doc)
     }
 }

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use bench_results::fs::{LifecycleSuite, Phase};
-use bench_results::goals::{GoalCheck, Verdict};
+use bench_results::goals::{GoalCheck, Verdict, COMMIT_SERIES, TOTAL_STRICT};
 use bench_results::handoff::HandoffSection;
 use bench_results::raw::RawSuite;
 use bench_results::sql::{PhysicalCounters, SqlBackendResult, SqlSection};
@@ -332,6 +332,39 @@ fn verdict_cell(v: Verdict) -> String {
     }
 }
 
+/// A goal's verdict, and when its floor alone is above the threshold, that it is out of
+/// reach at this run's flush cost (the verdict itself is the interval's).
+fn goal_verdict_cell(g: &GoalCheck) -> String {
+    let cell = verdict_cell(g.verdict);
+    let Some(f) = g.floor.as_ref().filter(|_| g.floor_out_of_reach()) else {
+        return cell;
+    };
+    let floor = format!("floor {} > {:.2}", ratio_value(f.ratio), g.threshold);
+    match g.verdict {
+        // The measured ratio beat its own floor: the two figures disagree, say so.
+        Verdict::Met => format!(
+            "{cell}, although {floor} (this run's raw flushes cost more than its commits did)"
+        ),
+        _ => format!("{cell} — {floor}: physically out of reach in this run"),
+    }
+}
+
+/// A floor's derivation: `ours-disk-strict 1,020 flushes × 614 µs = 626.76 ms on
+/// sqlite-memvfs's 2,856.63 ms → 1.22×`.
+fn floor_note(g: &GoalCheck) -> Option<String> {
+    let f = g.floor.as_ref()?;
+    Some(format!(
+        "{} {} flushes × {} µs = {} ms on {}'s {} ms → {}",
+        g.backend,
+        thousands(f.flushes),
+        fmt_fixed(f.call_us, if f.call_us >= 100.0 { 0 } else { 1 }),
+        fmt_ms(f.floor_ms),
+        g.versus,
+        fmt_ms(f.reference_total_ms),
+        ratio_value(f.ratio)
+    ))
+}
+
 fn summary(b: &SqlBackendResult) -> BackendSummary {
     b.summary.clone().unwrap_or_default()
 }
@@ -505,6 +538,7 @@ fn headline(out: &mut String, entries: &[Entry]) {
     } else {
         out.push_str("No SQL results.\n\n");
     }
+    let mut any_floor = false;
     for e in entries {
         let _ = writeln!(out, "- {}: {}", e.title(), config_line(e));
         if let Some((w, name)) = e.doc.sql.as_ref().and_then(widest_interval) {
@@ -514,6 +548,38 @@ fn headline(out: &mut String, entries: &[Entry]) {
                 w * 100.0
             );
         }
+        let strict: Vec<&GoalCheck> = e
+            .doc
+            .sql
+            .iter()
+            .flat_map(|s| &s.goals)
+            .filter(|g| g.goal == TOTAL_STRICT)
+            .collect();
+        let notes: Vec<String> = strict.iter().filter_map(|g| floor_note(g)).collect();
+        if !notes.is_empty() {
+            any_floor = true;
+            let series = strict
+                .iter()
+                .find_map(|g| g.floor.as_ref())
+                .map_or(COMMIT_SERIES, |f| f.series.as_str());
+            let _ = writeln!(
+                out,
+                "  - strict floor (raw `{series}` per flush): {}",
+                notes.join("; ")
+            );
+        } else if !strict.is_empty() {
+            let _ = writeln!(out, "  - strict floor: none (no raw suite in this run)");
+        }
+    }
+    if any_floor {
+        let _ = writeln!(
+            out,
+            "- The strict floor is the least this run's OPFS charges a strict backend: its \
+             flushes in the 16 cases (median per case, summed) × the raw `{COMMIT_SERIES}` \
+             cost per call (a 4 KiB append + flush, median over the raw runs), added to the \
+             reference's median 16-case total, ÷ that total; a lower bound at this run's flush \
+             cost, not a result (`methodology.md`, \"The strict floor\")."
+        );
     }
     out.push('\n');
 }
@@ -532,16 +598,24 @@ fn goals(out: &mut String, entries: &[Entry]) {
     let _ = writeln!(
         out,
         "Decided from the 95 % interval of each paired ratio (rule and goals: \
-         `bench-results/src/goals.rs`).\n"
+         `bench-results/src/goals.rs`). Floor: the strict floor of the same run (headline \
+         notes), \"–\" where there is none; it does not decide a verdict, it says when a goal \
+         is out of reach at the flush cost the run measured.\n"
     );
-    let mut t = Table::new(["Browser", "Goal", "Ratio [95 %]", "Verdict"]);
+    let mut t = Table::new(["Browser", "Goal", "Ratio [95 %]", "Floor", "Verdict"]);
+    let floor_cell = |g: &GoalCheck| {
+        g.floor
+            .as_ref()
+            .map_or_else(|| "–".to_owned(), |f| ratio_value(f.ratio))
+    };
     for e in entries {
         for g in e.doc.handoff.iter().flat_map(|h| &h.goals) {
             t.row([
                 e.short_title(),
                 g.statement.clone(),
                 ratio_cell(g.ratio.as_ref()),
-                verdict_cell(g.verdict),
+                floor_cell(g),
+                goal_verdict_cell(g),
             ]);
         }
         let Some(sql) = &e.doc.sql else { continue };
@@ -561,7 +635,8 @@ fn goals(out: &mut String, entries: &[Entry]) {
                 e.short_title(),
                 g.statement.clone(),
                 ratio_cell(g.ratio.as_ref()),
-                verdict_cell(g.verdict),
+                floor_cell(g),
+                goal_verdict_cell(g),
             ]);
         }
         for (backend, versus, list) in per_case {
@@ -578,6 +653,7 @@ fn goals(out: &mut String, entries: &[Entry]) {
                     list.len()
                 ),
                 String::new(),
+                "–".to_owned(),
                 format!(
                     "met in {}, not met in {}{}, undecided in {}",
                     count(Verdict::Met),
@@ -1212,5 +1288,53 @@ mod tests {
         };
         assert_eq!(ratio_cell(Some(&few)), "1.02× (n=2, no interval)");
         assert_eq!(ratio_cell(None), "–");
+    }
+
+    #[test]
+    fn a_floor_above_the_threshold_is_said_beside_the_verdict() {
+        use bench_results::goals::{Bound, StrictFloor};
+        use bench_results::summary::Metric;
+        let floor = |ratio: f64| StrictFloor {
+            flushes: 1020,
+            series: COMMIT_SERIES.to_owned(),
+            call_us: 614.0,
+            floor_ms: 626.28,
+            reference_total_ms: 2856.63,
+            ratio,
+        };
+        let g = |verdict: Verdict, f: Option<StrictFloor>| GoalCheck {
+            goal: TOTAL_STRICT.to_owned(),
+            backend: "ours-disk-strict".to_owned(),
+            versus: "sqlite-memvfs".to_owned(),
+            metric: Metric::Total,
+            case: None,
+            bound: Bound::AtMost,
+            threshold: 1.25,
+            statement: String::new(),
+            ratio: None,
+            verdict,
+            floor: f,
+        };
+        assert_eq!(
+            goal_verdict_cell(&g(Verdict::NotMet, Some(floor(1.351)))),
+            "**not met** — floor 1.35× > 1.25: physically out of reach in this run"
+        );
+        assert_eq!(
+            goal_verdict_cell(&g(Verdict::Undecided, Some(floor(1.351)))),
+            "undecided — floor 1.35× > 1.25: physically out of reach in this run"
+        );
+        assert!(goal_verdict_cell(&g(Verdict::Met, Some(floor(1.3))))
+            .starts_with("**met**, although floor 1.30× > 1.25 (this run's raw flushes cost more"));
+        // Under the threshold, or none: the verdict alone.
+        assert_eq!(
+            goal_verdict_cell(&g(Verdict::NotMet, Some(floor(1.22)))),
+            "**not met**"
+        );
+        assert_eq!(goal_verdict_cell(&g(Verdict::Undecided, None)), "undecided");
+        assert_eq!(
+            floor_note(&g(Verdict::NotMet, Some(floor(1.22)))).unwrap(),
+            "ours-disk-strict 1,020 flushes × 614 µs = 626.28 ms on sqlite-memvfs's 2,856.63 ms \
+             → 1.22×"
+        );
     }
 }

@@ -1,19 +1,70 @@
-//! Golden test: the committed results of schema version 1 (`results/2026-11-30-*.json`) still
-//! load, through the conversion documented in `bench_results::upgrade`, and get the summaries
-//! version 1 did not have.
+//! Golden tests of the committed results:
+//!
+//! - schema version 1 (`results/2026-11-30-*.json`) still loads, through the conversion
+//!   documented in `bench_results::upgrade`, and gets the summaries version 1 did not have;
+//! - a version 2 document summarized before the strict floor existed
+//!   (`results/2026-12-01-*.json`) loads with its recorded verdicts and gains the floor;
+//! - the committed reports regenerate from their JSON (`bench-runner report`, into a copy):
+//!   identical but for what the strict floor adds.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use bench_results::goals::Verdict;
+use bench_results::goals::{GoalCheck, Verdict, COMMIT_SERIES, TOTAL_STRICT};
 use bench_results::summary::Metric;
 use bench_results::Document;
+use bench_runner::report::write_report;
+
+fn results() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../results")
+}
+
+fn load_file(path: &Path) -> Document {
+    let text = std::fs::read_to_string(path).unwrap();
+    Document::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
 
 fn load(browser: &str) -> Document {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../results")
-        .join(format!("2026-11-30-{browser}.json"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    Document::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    load_file(&results().join(format!("2026-11-30-{browser}.json")))
+}
+
+/// The `total-strict` checks of a document.
+fn strict_checks(doc: &Document) -> Vec<&GoalCheck> {
+    let sql = doc.sql.as_ref().unwrap();
+    sql.goals
+        .iter()
+        .filter(|g| g.goal == TOTAL_STRICT)
+        .collect()
+}
+
+/// Checks the floor of every strict check against its definition, from the document's own
+/// figures: `flushes` (F, summed by hand from the report's "Physical calls per case") and
+/// the raw suite's `append+flush` mean. Returns the floor ratios.
+fn check_floors(doc: &Document, flushes: u64) -> Vec<f64> {
+    let raw = doc.raw.as_ref().unwrap();
+    let sql = doc.sql.as_ref().unwrap();
+    let cost = raw.mean_us(COMMIT_SERIES).unwrap();
+    let strict = strict_checks(doc);
+    assert_eq!(strict.len(), 2, "ours-disk-strict, ours-memory-strict");
+    strict
+        .iter()
+        .map(|g| {
+            let f = g
+                .floor
+                .as_ref()
+                .unwrap_or_else(|| panic!("{}", g.statement));
+            let reference = sql.backend(&g.versus).unwrap();
+            let r = reference.summary.as_ref().unwrap().total_ms.unwrap().median;
+            assert_eq!(
+                (f.flushes, f.call_us, f.reference_total_ms),
+                (flushes, cost, r)
+            );
+            let floor_ms = flushes as f64 * cost / 1000.0;
+            assert!((f.floor_ms - floor_ms).abs() < 1e-9, "{f:?}");
+            assert!((f.ratio - (r + floor_ms) / r).abs() < 1e-12, "{f:?}");
+            assert_eq!(g.floor_out_of_reach(), f.ratio > 1.25);
+            f.ratio
+        })
+        .collect()
 }
 
 #[test]
@@ -92,5 +143,140 @@ fn version_1_results_load_and_are_summarized() {
         let raw = doc.raw.as_ref().unwrap();
         assert!(raw.derived.as_ref().unwrap().call_floor_us.is_some());
         assert!(doc.verifications.all_passed);
+
+        // The strict floor: 1,002 flushes in case 1, 17 in the others (their report).
+        let floors = check_floors(&doc, 1019);
+        assert!(floors.iter().all(|&f| f > 1.0));
+    }
+}
+
+#[test]
+fn results_summarized_before_the_floor_keep_their_verdicts_and_gain_it() {
+    for (browser, out_of_reach) in [("chromium", false), ("firefox", true)] {
+        let path = results().join(format!("2026-12-01-{browser}.json"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let recorded: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let recorded = recorded["sql"]["goals"].as_array().unwrap();
+        assert!(
+            recorded.iter().all(|g| g.get("floor").is_none()),
+            "the committed file predates the floor"
+        );
+        let doc = load_file(&path);
+        assert_eq!(doc.upgraded_from, None);
+        // Every check as recorded (verdicts included); only the floor is new.
+        let goals = &doc.sql.as_ref().unwrap().goals;
+        assert_eq!(goals.len(), recorded.len());
+        for (g, r) in goals.iter().zip(recorded) {
+            let r: GoalCheck = serde_json::from_value(r.clone()).unwrap();
+            assert_eq!(r.floor, None);
+            let without = GoalCheck {
+                floor: None,
+                ..g.clone()
+            };
+            assert_eq!(without, r);
+        }
+        // F: 1,001 flushes in case 1 and 19 in the others, in both browsers (the report's
+        // "Physical calls per case"). Chromium's floor is under 1.25, Firefox's above.
+        for f in check_floors(&doc, 1020) {
+            assert_eq!(f > 1.25, out_of_reach, "{browser}: floor {f}");
+        }
+    }
+}
+
+/// A report without what the strict floor adds: the floor notes under the headline, the
+/// sentence about it before the goals, the goals table's `Floor` column and the "floor ... >
+/// threshold" remark after a verdict.
+fn without_floor(md: &str) -> String {
+    let mut out = Vec::new();
+    let mut floor_column = None;
+    for line in md.lines() {
+        if line.starts_with("  - strict floor") || line.starts_with("- The strict floor") {
+            continue;
+        }
+        if line.starts_with("Decided from the 95 % interval") {
+            out.push(line.split(" Floor: ").next().unwrap_or(line).to_owned());
+            continue;
+        }
+        if !line.starts_with('|') {
+            floor_column = None;
+            out.push(line.to_owned());
+            continue;
+        }
+        let cells: Vec<&str> = line.split(" | ").collect();
+        if line.starts_with("| Browser | Goal |") {
+            floor_column = cells.iter().position(|c| *c == "Floor");
+        }
+        let mut cells: Vec<String> = cells.iter().map(|c| c.to_string()).collect();
+        if let Some(i) = floor_column.filter(|&i| i < cells.len()) {
+            cells.remove(i);
+            if let Some(v) = cells.last_mut() {
+                if let Some((verdict, _)) = v.split_once(" — floor ") {
+                    *v = format!("{verdict} |");
+                }
+            }
+        } else if line.starts_with("|---|---|")
+            && out
+                .last()
+                .is_some_and(|l: &String| l.starts_with("| Browser | Goal |"))
+        {
+            // The alignment row after a goals header that had its Floor column removed.
+            let columns = out.last().unwrap().split(" | ").count();
+            out.push(format!("|---|---|{}", "---:|".repeat(columns - 2)));
+            continue;
+        }
+        out.push(cells.join(" | "));
+    }
+    out.join("\n")
+}
+
+#[test]
+fn committed_reports_regenerate_from_their_json() {
+    // (directory under results/, date): the reports the current code reproduces. The
+    // 2026-11-30 report was written by an older runner and is kept as it was.
+    for (dir, date) in [("", "2026-12-01"), ("2026-12-01-slow-peers", "2026-12-02")] {
+        let from = results().join(dir);
+        let copy = tempfile::tempdir().unwrap();
+        for e in std::fs::read_dir(&from).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with(date) && name.ends_with(".json") {
+                std::fs::copy(&p, copy.path().join(&name)).unwrap();
+            }
+        }
+        let (path, md) = write_report(copy.path(), date, &[], None).unwrap();
+        assert_eq!(path, copy.path().join(format!("{date}-report.md")));
+        let committed = std::fs::read_to_string(from.join(format!("{date}-report.md"))).unwrap();
+        let (a, b) = (without_floor(&md), without_floor(&committed));
+        if a != b {
+            let first = a.lines().zip(b.lines()).position(|(x, y)| x != y);
+            panic!(
+                "{date}: the regenerated report differs from the committed one (beyond the \
+                 floor) at line {first:?}:\n{:?}\n{:?}",
+                first.and_then(|i| a.lines().nth(i)),
+                first.and_then(|i| b.lines().nth(i)),
+            );
+        }
+        // What the floor adds is there where the run had raw workloads.
+        let has_raw = date == "2026-12-01";
+        assert!(md.contains("| Browser | Goal | Ratio [95 %] | Floor | Verdict |"));
+        assert_eq!(
+            md.contains("  - strict floor (raw `append+flush` per flush): "),
+            has_raw
+        );
+        assert_eq!(
+            md.contains("  - strict floor: none (no raw suite in this run)"),
+            !has_raw
+        );
+        if has_raw {
+            assert!(md.contains(
+                "| Firefox 153 | ours-disk-strict ÷ sqlite-memvfs, 16-case total ≤ 1.25 | \
+                 1.71× [1.51–2.06] | 1.35× | **not met** — floor 1.35× > 1.25: physically out \
+                 of reach in this run |"
+            ));
+            assert!(md.contains(
+                "| Chromium 156 | ours-disk-strict ÷ sqlite-memvfs, 16-case total ≤ 1.25 | \
+                 1.58× [0.98–1.97] | 1.22× | undecided |"
+            ));
+        }
     }
 }

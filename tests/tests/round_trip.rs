@@ -82,6 +82,7 @@ fn document() -> Document {
                 vec![k * 9.0, 9.0, 10.0, 8.0],
             )
             .unwrap(),
+            CallSeries::new("append+flush", 4096, 2 * 4096, vec![k * 320.0, 270.0]).unwrap(),
             CallSeries::new("append+flush: flush", 0, 0, vec![k * 300.0, 250.0]).unwrap(),
             CallSeries::new("new-file: create+open", 0, 0, vec![k * 2000.0, 1500.0]).unwrap(),
             CallSeries::new("new-file: first write", 0, 0, vec![k * 20.0, 25.0]).unwrap(),
@@ -199,6 +200,18 @@ fn every_consumer_reads_what_the_producers_write() {
     assert!(total.lo.unwrap() <= total.median && total.median <= total.hi.unwrap());
     assert!(sql.goals.iter().any(|g| g.goal == "total-strict"));
     assert!(sql.goals.iter().any(|g| g.goal == "total-balanced"));
+    // The strict floor, from the native backend's counters and the raw `append+flush`.
+    for g in &sql.goals {
+        assert_eq!(
+            g.floor.is_some(),
+            g.goal == "total-strict",
+            "{}: {:?}",
+            g.statement,
+            g.floor
+        );
+    }
+    let floor = sql.goals.iter().find_map(|g| g.floor.as_ref()).unwrap();
+    assert!(floor.flushes > 0 && floor.ratio > 1.0, "{floor:?}");
     let fs = back.fs.as_ref().unwrap();
     assert_eq!(fs.floors.len(), 4);
     assert!(fs.backends.iter().all(|b| b.summary.is_some()));
@@ -231,6 +244,8 @@ fn every_consumer_reads_what_the_producers_write() {
         "÷ memory [95 %]",
         "## Goals",
         "ours-disk-balanced ÷ sqlite-memory, 16-case total ≤ 1.05",
+        "| Ratio [95 %] | Floor | Verdict |",
+        "  - strict floor (raw `append+flush` per flush): ours-memory-strict ",
         "### Filesystem lifecycle: 20 files × 1.0 KiB",
         "create ÷ floor",
         "### Raw OPFS per call",
