@@ -34,8 +34,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use opfs_vfs::sqlite::SharedVolume;
-use opfs_vfs::web::{install, InstallError, InstallOptions, Installed};
 use opfs_vfs::storage::{OpfsStorage, StorageError};
+use opfs_vfs::web::{install, InstallError, InstallOptions, Installed};
 use opfs_vfs::{BufferMode, Durability};
 
 use bench_results::sql::{BackendMeta, PhysicalCounters, SqlSection};

@@ -126,7 +126,9 @@ impl HomeMap {
 pub(crate) const CONTENT_CHUNK: usize = 64 << 10;
 const CONTENT_CHUNK_U64: u64 = CONTENT_CHUNK as u64;
 
-/// A resident file's bytes: `len` bytes in 64 KiB chunks; an absent chunk reads as zeros.
+/// A resident file's bytes: `len` bytes in 64 KiB chunks; an absent chunk reads as zeros, and
+/// so do the bytes of a chunk beyond its allocated length (a chunk holds only the prefix that
+/// was written, grown by powers of two up to 64 KiB: a 1 KiB file costs 1 KiB, not a chunk).
 /// Invariant: bytes at or beyond `len` inside a present chunk are zero.
 ///
 /// The chunks are a sparse map, not a vector indexed by chunk: a file's length is not bounded
@@ -135,9 +137,12 @@ const CONTENT_CHUNK_U64: u64 = CONTENT_CHUNK as u64;
 /// fuzz target: a sparse `set_len` in Memory mode aborted on a 512 GiB allocation).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Content {
-    chunks: BTreeMap<u64, Box<[u8]>>,
+    chunks: BTreeMap<u64, Vec<u8>>,
     len: u64,
 }
+
+/// Smallest allocation of a chunk.
+const MIN_CHUNK_ALLOC: usize = 1 << 10;
 
 impl Content {
     /// An empty file's contents.
@@ -151,14 +156,22 @@ impl Content {
 
     /// Bytes allocated.
     pub(crate) fn heap_bytes(&self) -> u64 {
-        self.chunks.len() as u64 * CONTENT_CHUNK_U64
+        self.chunks.values().map(|c| c.len() as u64).sum()
     }
 
-    /// The chunk holding `pos`, created (zeroed) if absent.
-    fn chunk_mut(&mut self, pos: u64) -> &mut [u8] {
-        self.chunks
-            .entry(pos / CONTENT_CHUNK_U64)
-            .or_insert_with(|| vec![0u8; CONTENT_CHUNK].into_boxed_slice())
+    /// The chunk holding `pos`, created or grown (zeroed) to hold at least its first `end`
+    /// bytes (`end` ≤ 64 KiB).
+    fn chunk_mut(&mut self, pos: u64, end: usize) -> &mut [u8] {
+        debug_assert!(end <= CONTENT_CHUNK);
+        let c = self.chunks.entry(pos / CONTENT_CHUNK_U64).or_default();
+        if c.len() < end {
+            c.resize(
+                end.next_power_of_two()
+                    .clamp(MIN_CHUNK_ALLOC, CONTENT_CHUNK),
+                0,
+            );
+        }
+        c
     }
 
     /// Copies `buf.len()` bytes at `offset` (within `len`) into `buf`.
@@ -170,10 +183,13 @@ impl Content {
             // `pos % 64 KiB` fits any usize.
             let o = (pos % CONTENT_CHUNK_U64) as usize;
             let n = (CONTENT_CHUNK - o).min(buf.len() - done);
-            match self.chunks.get(&(pos / CONTENT_CHUNK_U64)) {
-                Some(chunk) => buf[done..done + n].copy_from_slice(&chunk[o..o + n]),
-                None => buf[done..done + n].fill(0),
-            }
+            let dst = &mut buf[done..done + n];
+            let have = self
+                .chunks
+                .get(&(pos / CONTENT_CHUNK_U64))
+                .map_or(&[][..], |c| &c[o.min(c.len())..(o + n).min(c.len())]);
+            dst[..have.len()].copy_from_slice(have);
+            dst[have.len()..].fill(0);
             done += n;
         }
     }
@@ -190,7 +206,7 @@ impl Content {
             let tail = (len % CONTENT_CHUNK_U64) as usize;
             if tail != 0 {
                 if let Some(last) = self.chunks.get_mut(&(nchunks - 1)) {
-                    last[tail..].fill(0);
+                    last.truncate(tail);
                 }
             }
         }
@@ -206,7 +222,7 @@ impl Content {
         debug_assert!(start < self.len);
         let o = (start % CONTENT_CHUNK_U64) as usize;
         let n = usize::try_from(self.len - start).map_or(PAGE_SIZE, |l| l.min(PAGE_SIZE));
-        self.chunk_mut(start)[o..o + n].copy_from_slice(&img[..n]);
+        self.chunk_mut(start, o + n)[o..o + n].copy_from_slice(&img[..n]);
     }
 
     /// Copies `src` to `offset` (within `len`); used when loading.
@@ -216,7 +232,7 @@ impl Content {
             let pos = offset + done as u64;
             let o = (pos % CONTENT_CHUNK_U64) as usize;
             let n = (CONTENT_CHUNK - o).min(src.len() - done);
-            self.chunk_mut(pos)[o..o + n].copy_from_slice(&src[done..done + n]);
+            self.chunk_mut(pos, o + n)[o..o + n].copy_from_slice(&src[done..done + n]);
             done += n;
         }
     }
@@ -278,5 +294,34 @@ mod tests {
         assert_eq!(buf, [0, 0, 1, 2, 3]);
         c.set_len(10).unwrap();
         assert_eq!(c.heap_bytes(), 0);
+    }
+
+    #[test]
+    fn small_files_cost_their_size() {
+        // A 1 KiB file allocates 1 KiB (1,000 such files were 64 MiB of zeroed chunks).
+        let mut c = Content::new();
+        c.set_len(1000).unwrap();
+        c.put(0, &[5; 1000]);
+        assert_eq!(c.heap_bytes(), 1024);
+        // Growing within the chunk reallocates by powers of two and keeps the bytes.
+        c.set_len(5000).unwrap();
+        c.put(4000, &[6; 1000]);
+        assert_eq!(c.heap_bytes(), 8192);
+        let mut buf = vec![9u8; 5000];
+        c.read(0, &mut buf);
+        assert!(buf[..1000].iter().all(|&b| b == 5));
+        assert!(buf[1000..4000].iter().all(|&b| b == 0));
+        assert!(buf[4000..].iter().all(|&b| b == 6));
+        // Reading past a chunk's allocated prefix (within len) gives zeros.
+        c.set_len(60_000).unwrap();
+        let mut buf = vec![9u8; 100];
+        c.read(59_900, &mut buf);
+        assert!(buf.iter().all(|&b| b == 0));
+        // Truncating drops the cut bytes; regrowing reads zeros there.
+        c.set_len(4500).unwrap();
+        c.set_len(5000).unwrap();
+        let mut buf = vec![9u8; 500];
+        c.read(4500, &mut buf);
+        assert!(buf.iter().all(|&b| b == 0));
     }
 }
