@@ -10,6 +10,8 @@
 //! | `chunked-append (1 MiB)` | ⌈N·4 KiB / 1 MiB⌉ | the same with 1 MiB |
 //! | `append+flush` | M | a 4 KiB append followed by `flush()`, timed together |
 //! | `append+flush: flush` | M | the `flush()` of each pair alone |
+//! | `overwrite+flush` | M | a 4 KiB write inside a file pre-sized (and flushed) to M × 4 KiB, at the next 4 KiB offset, followed by `flush()`: what a commit costs when the log does not grow the file |
+//! | `overwrite+flush: flush` | M | the `flush()` of each pair alone |
 //! | `new-file: create+open` | M | `getFileHandle(name, {create: true})` + `createSyncAccessHandle()` on a new name |
 //! | `new-file: first write` | M | `write(4 KiB, {at: 0})` into that empty file |
 //! | `new-file: close` | M | `close()` of the handle |
@@ -34,9 +36,9 @@ use web_sys::FileSystemDirectoryHandle;
 const DATA_SEED: u64 = 0x0BF5_0000_0000_0001;
 
 /// Units of work per run, for progress: small-append, small-overwrite, one per chunk size,
-/// append+flush, new-file.
+/// append+flush, overwrite+flush, new-file.
 pub fn workload_count(cfg: &RawConfig) -> u32 {
-    4 + u32::try_from(cfg.chunk_bytes.len()).unwrap_or(0)
+    5 + u32::try_from(cfg.chunk_bytes.len()).unwrap_or(0)
 }
 
 /// `65536` → `"64 KiB"`, `1048576` → `"1 MiB"`.
@@ -241,6 +243,38 @@ async fn run_once(
     out.push(series("append+flush", cfg.small_bytes, flush_total, pairs)?);
     out.push(series("append+flush: flush", 0, 0, flushes)?);
     report("append+flush", clock.now() - start);
+
+    // overwrite+flush: the same pairs inside a file that already has its size (sized and
+    // flushed outside the timings), so no write changes the file's length.
+    let start = clock.now();
+    let h = fresh(d, "overwrite-flush.bin").await?;
+    let sized = vec![0x5Au8; usize::try_from(flush_total).unwrap_or(usize::MAX)];
+    h.write_at(&sized, 0)?;
+    h.flush()?;
+    drop(sized);
+    let mut pairs = Vec::with_capacity(m as usize);
+    let mut flushes = Vec::with_capacity(m as usize);
+    for i in 0..u64::from(m) {
+        let opts = js::at(i * u64::from(cfg.small_bytes))?;
+        let t0 = clock.now();
+        let w = h.write_with(buf, &opts);
+        let t1 = clock.now();
+        let f = h.flush();
+        let t2 = clock.now();
+        w?;
+        f?;
+        pairs.push((t2 - t0) * 1e3);
+        flushes.push((t2 - t1) * 1e3);
+    }
+    discard(d, "overwrite-flush.bin", h).await?;
+    out.push(series(
+        "overwrite+flush",
+        cfg.small_bytes,
+        flush_total,
+        pairs,
+    )?);
+    out.push(series("overwrite+flush: flush", 0, 0, flushes)?);
+    report("overwrite+flush", clock.now() - start);
 
     // new-file cycle
     let start = clock.now();

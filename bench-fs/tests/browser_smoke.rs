@@ -140,6 +140,8 @@ async fn smoke_every_backend_and_raw_workloads() {
             "chunked-append (1 MiB)",
             "append+flush",
             "append+flush: flush",
+            "overwrite+flush",
+            "overwrite+flush: flush",
             "new-file: create+open",
             "new-file: first write",
             "new-file: close",
@@ -155,6 +157,7 @@ async fn smoke_every_backend_and_raw_workloads() {
     assert_eq!(calls("chunked-append (64 KiB)"), 4); // 64 × 4 KiB = 256 KiB
     assert_eq!(calls("chunked-append (1 MiB)"), 1);
     assert_eq!(calls("new-file: full cycle"), 4);
+    assert_eq!(calls("overwrite+flush"), calls("append+flush"));
     // Whole workloads take measurable time even at a coarse timer step.
     let new_file = run
         .series
@@ -166,8 +169,8 @@ async fn smoke_every_backend_and_raw_workloads() {
     // Progress: every unit reported once, in order.
     assert_eq!(
         events.len(),
-        5 + 6,
-        "5 lifecycle backends + 6 raw workloads"
+        5 + 7,
+        "5 lifecycle backends + 7 raw workloads"
     );
     assert_eq!(events.last().unwrap().done, events.last().unwrap().total);
     assert_eq!(events[0].suite, SuiteKind::Lifecycle);
@@ -178,7 +181,7 @@ async fn smoke_every_backend_and_raw_workloads() {
     let mut raw = result.raw.clone().unwrap();
     raw.summarize();
     lifecycle.summarize(Some(&raw), &bench_results::Bootstrap::default());
-    assert_eq!(raw.summary.as_ref().unwrap().len(), 11);
+    assert_eq!(raw.summary.as_ref().unwrap().len(), 13);
     assert!(raw.derived.as_ref().unwrap().new_file_cycle_us.is_some());
     assert_eq!(lifecycle.floors.len(), 4, "create, write, delete, flush");
     for b in &lifecycle.backends {
