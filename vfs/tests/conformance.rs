@@ -864,6 +864,70 @@ fn due_checkpoint_runs_from_poll_with_a_hook<B: Backend>(cx: &mut Ctx<B>) {
     v.close().unwrap();
 }
 
+/// The log file grows in steps (zeros after the frames, in the same write), so most commits
+/// overwrite bytes the file has; a checkpoint leaves it one step long; close trims it to its
+/// frames. Whatever is in the spare bytes, the content reads back after a crash and a remount.
+fn log_file_grows_in_steps<B: Backend>(cx: &mut Ctx<B>) {
+    let log_len = |v: &mut Volume<B::S>| v.storage_mut().file(PhysicalFileId::Log).len().unwrap();
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    let f = v.create("f").unwrap();
+    m.insert("f".into(), Vec::new());
+    let mut grew = 0;
+    let mut last = log_len(&mut v);
+    for i in 0..60u64 {
+        let d = pattern(3000, 500 + i);
+        v.write(f, (i % 9) * 4096, &d).unwrap();
+        model_write(
+            m.get_mut("f").unwrap(),
+            usize::try_from((i % 9) * 4096).unwrap(),
+            &d,
+        );
+        v.commit().unwrap();
+        v.sync().unwrap();
+        let now = log_len(&mut v);
+        assert!(now >= v.stats().log_bytes, "the file holds the log");
+        if now != last {
+            grew += 1;
+            assert_eq!(
+                now % (64 << 10),
+                0,
+                "grows to a multiple of the step: {now}"
+            );
+        }
+        last = now;
+    }
+    // ~60 × 3–4 KiB of frames in 64 KiB steps: a handful of growths, not 60.
+    assert!(grew <= 6, "the log file grew {grew} times in 60 commits");
+    let st = v.into_storage_unflushed();
+    let mut v = Volume::mount(cx.b.reopen(st), cx.opts.clone()).unwrap();
+    assert_state(&mut v, &m);
+    v.checkpoint().unwrap();
+    assert_eq!(log_len(&mut v), 64 << 10, "a checkpoint leaves one step");
+    let d = pattern(5000, 9);
+    v.write(f, 0, &d).unwrap();
+    model_write(m.get_mut("f").unwrap(), 0, &d);
+    v.commit().unwrap();
+    v.sync().unwrap();
+    assert_eq!(
+        log_len(&mut v),
+        64 << 10,
+        "the next commit overwrites: no growth"
+    );
+    let st = v.into_storage_unflushed();
+    let mut v = Volume::mount(cx.b.reopen(st), cx.opts.clone()).unwrap();
+    assert_state(&mut v, &m);
+    let mut st = v.close().unwrap();
+    let at_rest = st.file(PhysicalFileId::Log).len().unwrap();
+    assert!(
+        at_rest < 4096,
+        "close trims the log to its frames: {at_rest}"
+    );
+    let mut v = Volume::mount(cx.b.reopen(st), cx.opts.clone()).unwrap();
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
 /// Physical calls per operation (the volume counts them whatever the backend).
 fn physical_call_accounting<B: Backend>(cx: &mut Ctx<B>) {
     let mut v = cx.mount();
@@ -1032,6 +1096,10 @@ macro_rules! suite {
             #[test]
             fn due_checkpoint_runs_from_poll_with_a_hook() {
                 for_all_configs::<$backend>(super::due_checkpoint_runs_from_poll_with_a_hook);
+            }
+            #[test]
+            fn log_file_grows_in_steps() {
+                for_all_configs::<$backend>(super::log_file_grows_in_steps);
             }
             #[test]
             fn physical_call_accounting() {

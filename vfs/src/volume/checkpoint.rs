@@ -656,8 +656,10 @@ impl<S: Storage> Volume<S> {
         Ok(())
     }
 
-    /// The log of the new epoch starts with its marker frame; the rest of the file is cut off.
-    /// Failures are harmless (stale bytes carry the old salt) and ignored.
+    /// The log of the new epoch starts with its marker frame; the file is cut to one growth
+    /// step ([`super::txn::log_step`]), so the epoch's first commits overwrite bytes the file
+    /// has (cheaper flushes) instead of growing it again. Stale bytes there carry the old
+    /// epoch's salt and never chain. Failures are harmless and ignored.
     pub(crate) fn cut_log_to_marker(&mut self) {
         let generation = self.sb.generation;
         if self.log.written == 0 && self.log.buf.is_empty() {
@@ -667,10 +669,10 @@ impl<S: Storage> Volume<S> {
             }
         }
         let log = PhysicalFileId::Log;
-        if self.physical_len[1] > self.log.written
-            && self.storage.file(log).set_len(self.log.written).is_ok()
-        {
-            self.physical_len[1] = self.log.written;
+        let logical: u64 = self.files.values().map(|f| f.size).sum();
+        let keep = self.log.written.max(super::txn::log_step(logical));
+        if self.physical_len[1] > keep && self.storage.file(log).set_len(keep).is_ok() {
+            self.physical_len[1] = keep;
         }
     }
 

@@ -115,7 +115,7 @@ impl<S: Storage> Volume<S> {
             let start = self.log.written;
             let chain = self.log.written_chain;
             let mut first =
-                vec![0u8; crate::volume::usize_of(log_len.saturating_sub(start).min(8 << 20))?];
+                vec![0u8; crate::volume::usize_of(log_len.saturating_sub(start).min(256 << 10))?];
             if !first.is_empty() {
                 let n = self
                     .storage
@@ -127,7 +127,12 @@ impl<S: Storage> Volume<S> {
             // Another holder appends where this one ended. If the bytes there do not continue
             // this volume's chain, the log was rewritten behind it (a holder that died with
             // frames after its last commit was caught up past): load everything again.
-            let continues = first.is_empty()
+            // Zeros there: nothing was written since. Every log write leaves a zeroed frame
+            // header after its frames where the file goes on (`Volume::write_out`), a failed
+            // write's repair zeroes its first header, and every holder writes only at the
+            // chain's end, which replaying the same bytes puts at the same offset.
+            let header = &first[..first.len().min(crate::format::FRAME_HEADER)];
+            let continues = header.iter().all(|&b| b == 0)
                 || crate::format::decode_frame(&first, self.log.salt, chain).is_ok();
             if continues {
                 up.log_bytes = self.replay_log(start, chain, first, log_len)?;

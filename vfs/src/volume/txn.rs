@@ -611,18 +611,77 @@ impl<S: Storage> Volume<S> {
         self.ensure_data_flushed()?;
         let log = PhysicalFileId::Log;
         let at = self.log.written;
-        if let Err(e) = self.storage.file(log).write_at(at, &self.log.buf) {
+        let n = self.log.buf.len();
+        let end = at + n as u64;
+        // The log grows its file by steps (zeros after the frames, in the same call), so most
+        // commits overwrite bytes the file already has: a flush after such a write is cheaper
+        // than after an append (`overwrite+flush` against `append+flush`: 426 against 638 µs
+        // per pair in Chromium 156, 555 against 1,019 µs in Firefox 153, this machine). The
+        // zeros never chain: the next frames overwrite them.
+        let mut pad = self.log_padding(end);
+        if pad == 0 && end < self.physical_len[1] {
+            // Inside the file: stale bytes follow (an earlier epoch's frames, or superseded
+            // ones). A zeroed frame header after the frames says "end of log" to a holder
+            // catching up (`Volume::resume`) without its having to reload.
+            pad = (self.physical_len[1] - end).min(crate::format::FRAME_HEADER as u64);
+        }
+        loop {
+            self.log.buf.resize(n + ix(pad), 0);
+            let written = self.storage.file(log).write_at(at, &self.log.buf);
+            self.log.buf.truncate(n);
+            let Err(e) = written else { break };
             let err = Error::from_storage(log, e);
             self.learn_space_limit(&err);
             // Whatever part of the buffer reached the file must not chain: cut it off.
             if self.repair_log_tail().is_err() {
                 return Err(self.poison(err));
             }
+            if pad > 0 && matches!(err, Error::OutOfSpace { .. }) {
+                // The step did not fit: the frames alone may.
+                pad = 0;
+                continue;
+            }
             return Err(err);
         }
         self.log.wrote(now);
-        self.physical_len[1] = self.physical_len[1].max(self.log.written);
+        self.physical_len[1] = self.physical_len[1].max(end + pad);
         Ok(())
+    }
+
+    /// Zero bytes to write after log frames that end at `end`: none while the file is long
+    /// enough; else up to the next multiple of [`log_step`] — unless a known space limit is
+    /// near (the step must not take the space that non-growing commits and checkpoints need).
+    fn log_padding(&self, end: u64) -> u64 {
+        if end <= self.physical_len[1] {
+            return 0;
+        }
+        let logical: u64 = self.files.values().map(|f| f.size).sum();
+        let step = log_step(logical);
+        let pad = end.next_multiple_of(step) - end;
+        let limit = self
+            .opts
+            .space_limit
+            .into_iter()
+            .chain(self.learned_space_limit)
+            .min();
+        if let Some(limit) = limit {
+            let after = self.data_bytes() + end + pad;
+            if after.saturating_add(space_reserve(limit)) > limit {
+                return 0;
+            }
+        }
+        pad
+    }
+
+    /// Cuts the log file to its last frame (close: the file at rest holds no spare bytes).
+    fn trim_log_file(&mut self) {
+        let log = PhysicalFileId::Log;
+        if self.log.buf.is_empty()
+            && self.physical_len[1] > self.log.written
+            && self.storage.file(log).set_len(self.log.written).is_ok()
+        {
+            self.physical_len[1] = self.log.written;
+        }
     }
 
     /// After a failed log write at `log.written`: zero the first frame header there (if the
@@ -631,9 +690,21 @@ impl<S: Storage> Volume<S> {
     pub(crate) fn repair_log_tail(&mut self) -> Result<()> {
         let log = PhysicalFileId::Log;
         let at = self.log.written;
+        let (salt, chain) = (self.log.salt, self.log.written_chain);
         let mut file = self.storage.file(log);
         let len = file.len().map_err(|e| Error::from_storage(log, e))?;
         if len > at {
+            // The file has bytes there (a step of zeros, a previous epoch's frames, or part of
+            // the failed write). Replay stops at the first frame that does not continue the
+            // chain: if the first one there does not, nothing after it can either, and no
+            // write is needed (a failing write call would poison the volume for nothing).
+            let mut head = vec![0u8; ix((len - at).min(FIRST_FRAME_MAX))];
+            if let Ok(n) = file.read_at(at, &mut head) {
+                head.truncate(n);
+                if crate::format::decode_frame(&head, salt, chain).is_err() {
+                    return Ok(());
+                }
+            }
             let n = (len - at).min(crate::format::FRAME_HEADER as u64);
             file.write_at(at, &vec![0u8; ix(n)])
                 .map_err(|e| Error::from_storage(log, e))?;
@@ -782,6 +853,7 @@ impl<S: Storage> Volume<S> {
         // A checkpoint that failed in a way that poisons leaves the durability of what was
         // flushed before intact, but of nothing after: say so.
         self.check_writable()?;
+        self.trim_log_file();
         Ok(self.storage.into_inner())
     }
 
@@ -858,4 +930,17 @@ impl Pending {
 /// of small commits, or one of a 100 KB row's pages), at most 64 MiB.
 pub(crate) fn space_reserve(limit: u64) -> u64 {
     (limit / 16).clamp(512 << 10, 64 << 20)
+}
+
+/// Bytes that hold any one frame (header and the largest payload: a page image, a name of
+/// 1,024 bytes or 512 file ids), for [`Volume::repair_log_tail`]'s check.
+const FIRST_FRAME_MAX: u64 = (crate::format::FRAME_HEADER + crate::format::PAGE_SIZE) as u64;
+
+/// The step by which the log file grows (and the length a checkpoint leaves it): a sixteenth of
+/// the logical bytes, rounded down to a power of two, 64 KiB to 4 MiB — so the spare bytes stay
+/// a small fraction of the volume (≤ 6.25 %, and at most 64 KiB on a small one) while a commit
+/// of a few pages grows the file once per dozens of commits.
+pub(crate) fn log_step(logical: u64) -> u64 {
+    let s = (logical / 16).max(1);
+    (1u64 << s.ilog2()).clamp(64 << 10, 4 << 20)
 }
