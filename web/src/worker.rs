@@ -722,8 +722,13 @@ async fn run_sql_rounds(
     let peers = contestants.iter().filter(|c| c.capped()).count();
     drop(contestants);
     if let (Some(k), true) = (config.peer_runs, peers > 0) {
+        let warmup = if config.warmup > 0 {
+            "the warm-up and "
+        } else {
+            ""
+        };
         doc.notes.push(format!(
-            "SQL: the {peers} JavaScript peer(s) ran in the warm-up and the first {k} of the {} measured rounds (peer_runs); their ratios pair with their references in those rounds only, so their intervals are wider than ours.",
+            "SQL: the {peers} JavaScript peer(s) ran in {warmup}the first {k} of the {} measured rounds (peer_runs); their ratios pair with their references in those rounds only, so their intervals are wider than ours.",
             config.runs
         ));
     }
