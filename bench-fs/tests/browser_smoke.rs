@@ -282,6 +282,7 @@ async fn full_run() {
             runs: config.runs,
             warmup: config.warmup,
             fs_runs: None,
+            peer_runs: None,
             seed: bench_fs::config::DEFAULT_SEED,
             sql_scale: 1,
             files: config.lifecycle.as_ref().map_or(0, |l| l.files),

@@ -65,6 +65,13 @@ pub struct RunConfig {
     /// its goals are about). `None`: `runs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fs_runs: Option<u32>,
+    /// Measured SQL rounds the JavaScript peers take part in: the first `peer_runs` (they take
+    /// part in every warm-up round); our backends and the Rust-side baselines run in every
+    /// round. The full preset caps them because a slow peer's turn takes up to a minute and
+    /// would stretch its many rounds into days (`methodology.md`, "How many rounds"). `None`
+    /// (and documents from before the cap): every round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_runs: Option<u32>,
     /// Seed of the generated SQL and file contents.
     pub seed: u64,
     /// SQL counts divided by this (1: full size, anything else is a smoke run).
@@ -94,6 +101,11 @@ impl RunConfig {
     /// Measured rounds of the lifecycle and the raw workloads.
     pub fn fs_rounds(&self) -> u32 {
         self.fs_runs.unwrap_or(self.runs)
+    }
+
+    /// Measured SQL rounds of a JavaScript peer (at most `runs`).
+    pub fn peer_rounds(&self) -> u32 {
+        self.peer_runs.map_or(self.runs, |k| k.min(self.runs))
     }
 
     /// Whether `suite` was selected.

@@ -343,6 +343,86 @@ impl SqlSection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::{BackendMeta, CaseSample, SuiteRun};
+    use crate::Bootstrap;
+
+    /// A measured run in `round` whose 16-case total (one case) and batch take `ms`.
+    fn run(round: u32, ms: f64) -> RunSample {
+        RunSample {
+            round: Some(round),
+            suite: Some(SuiteRun::from_cases(
+                Phases::default(),
+                vec![CaseSample {
+                    number: 1,
+                    ms,
+                    counters: None,
+                }],
+            )),
+            batch: Some(crate::sql::BatchRun {
+                ms,
+                ..Default::default()
+            }),
+        }
+    }
+
+    fn backend(name: &str, runs: Vec<RunSample>) -> SqlBackendResult {
+        SqlBackendResult {
+            meta: BackendMeta {
+                name: name.to_owned(),
+                reference: Some("ref".to_owned()),
+                durability: "none".to_owned(),
+                persistent: name != "ref",
+                ..BackendMeta::default()
+            },
+            runs,
+            ..SqlBackendResult::default()
+        }
+    }
+
+    /// A backend with fewer rounds than its reference (a JavaScript peer capped by
+    /// `peer_runs`, or one that ran in scattered rounds) pairs each of its runs with the
+    /// reference's run of the same round, not the one at the same position.
+    #[test]
+    fn ratios_pair_by_round_when_a_backend_has_fewer_rounds() {
+        // The reference ran rounds 1..=10 (round 0 was the warm-up), each round slower than the
+        // last; each backend takes exactly twice the reference's time of the rounds it ran in.
+        let reference = |r: u32| 100.0 + 10.0 * f64::from(r);
+        let twice = |rounds: &[u32]| rounds.iter().map(|&r| run(r, 2.0 * reference(r))).collect();
+        let mut sql = SqlSection {
+            backends: vec![
+                backend("ref", (1..=10).map(|r| run(r, reference(r))).collect()),
+                // The first six measured rounds, as `peer_runs = 6` gives.
+                backend("capped", twice(&[1, 2, 3, 4, 5, 6])),
+                // Not a prefix: position pairing would divide round 5's time by round 1's.
+                backend("scattered", twice(&[5, 6, 7, 8, 9, 10])),
+                // Listed out of order.
+                backend("shuffled", twice(&[9, 2, 7, 4, 10, 6])),
+            ],
+            ..SqlSection::default()
+        };
+        sql.summarize(&Bootstrap::default());
+        for name in ["capped", "scattered", "shuffled"] {
+            let r = sql.backend(name).unwrap().ratios.clone().unwrap();
+            assert_eq!(r.reference, "ref");
+            for (what, stat) in [("total", r.total), ("batch", r.batch), ("test 1", r.test1)] {
+                let stat = stat.unwrap();
+                assert_eq!(stat.n, 6, "{name} {what}: one pair per round it ran");
+                assert_eq!(
+                    (stat.median, stat.min, stat.max, stat.lo, stat.hi),
+                    (2.0, 2.0, 2.0, Some(2.0), Some(2.0)),
+                    "{name} {what}"
+                );
+            }
+        }
+        // The same pairing in a direct comparison of two backends (as the goals use it).
+        let (a, b) = (
+            sql.backend("capped").unwrap(),
+            sql.backend("scattered").unwrap(),
+        );
+        let both = pair(a, b, Metric::Total, None, &Bootstrap::default()).unwrap();
+        assert_eq!(both.n, 2, "rounds 5 and 6 only");
+        assert_eq!(both.median, 1.0);
+    }
 
     #[test]
     fn ranks_share_ties() {

@@ -4,7 +4,8 @@
 //! [`validate`] checks the envelope (version, time, verifications), that every selected suite
 //! produced samples for every backend that was not skipped, that the rounds are consistent
 //! (every sample belongs to a recorded round whose order names its backend; warm-up rounds
-//! first), that the summaries the page computed are there (medians, paired ratios, intervals
+//! first; with `config.peer_runs`, a backend other than ours and their references may have run
+//! in the warm-up and exactly the first `peer_runs` measured rounds instead of all), that the summaries the page computed are there (medians, paired ratios, intervals
 //! once there are enough rounds, the bootstrap record), and that every goal verdict follows
 //! the rule of [`bench_results::goals::verdict`] from its own interval.
 
@@ -79,6 +80,7 @@ pub fn validate(text: &str, requested: &[Suite]) -> Validation {
                 wants(Suite::Batch),
                 doc.config.runs,
                 doc.config.warmup,
+                doc.config.peer_rounds(),
                 p,
             ),
         }
@@ -102,6 +104,7 @@ fn check_sql(
     batch: bool,
     runs: u32,
     warmup: u32,
+    peer_rounds: u32,
     p: &mut Vec<String>,
 ) {
     if sql.backends.is_empty() {
@@ -144,14 +147,37 @@ fn check_sql(
         if b.meta.is_ours() && b.meta.package.as_deref() != Some("opfs-vfs") {
             p.push(format!("sql backend {name}: package {:?}", b.meta.package));
         }
+        // Capped by `peer_runs` (a JavaScript peer; which backends are peers is the page's
+        // knowledge, not the document's): never one of ours, nor the reference of one of ours,
+        // whose ratios need every round.
+        let capped = peer_rounds < runs
+            && b.runs.len() == peer_rounds as usize
+            && !b.meta.is_ours()
+            && !sql.backends.iter().any(|o| {
+                o.meta.is_ours()
+                    && sql
+                        .reference_of(&o.meta)
+                        .is_some_and(|r| r.meta.name == *name)
+            });
+        let expected = if capped { peer_rounds } else { runs };
         if b.error.is_none()
-            && (b.runs.len() != runs as usize || b.warmup_runs.len() != warmup as usize)
+            && (b.runs.len() != expected as usize || b.warmup_runs.len() != warmup as usize)
         {
             p.push(format!(
-                "sql backend {name}: {} + {} runs, expected {warmup} + {runs}",
+                "sql backend {name}: {} + {} runs, expected {warmup} + {expected}",
                 b.warmup_runs.len(),
                 b.runs.len()
             ));
+        }
+        if capped {
+            let got: Vec<Option<u32>> = b.runs.iter().map(|r| r.round).collect();
+            let first: Vec<Option<u32>> = (warmup..warmup + peer_rounds).map(Some).collect();
+            if got != first {
+                p.push(format!(
+                    "sql backend {name}: capped at {peer_rounds} rounds but ran in rounds \
+                     {got:?}, not the first measured ones"
+                ));
+            }
         }
         for (i, r) in b.warmup_runs.iter().chain(&b.runs).enumerate() {
             let at = format!("sql backend {name} run {}", i + 1);

@@ -114,6 +114,9 @@ pub struct PageParams {
     pub runs: Option<u32>,
     /// `fs_runs=` (lifecycle and raw rounds); `None`: the preset's (or `runs`).
     pub fs_runs: Option<u32>,
+    /// `peer_runs=` (measured SQL rounds the JavaScript peers run in, the first ones); `None`:
+    /// the preset's (or every round when `runs` is given).
+    pub peer_runs: Option<u32>,
     /// `files=`; `None`: the preset's.
     pub files: Option<u32>,
     /// `warmup=`; `None`: the preset's.
@@ -133,6 +136,7 @@ impl PageParams {
             backends: None,
             runs: None,
             fs_runs: None,
+            peer_runs: None,
             files: None,
             warmup: None,
             sql_scale: None,
@@ -154,6 +158,9 @@ impl PageParams {
         }
         if let Some(r) = self.fs_runs {
             q.push_str(&format!("&fs_runs={r}"));
+        }
+        if let Some(r) = self.peer_runs {
+            q.push_str(&format!("&peer_runs={r}"));
         }
         if let Some(f) = self.files {
             q.push_str(&format!("&files={f}"));
@@ -358,6 +365,10 @@ run: serve the page, run it headless in each browser, write
   --runs N             measured rounds (every backend once per round; default: the preset's;
                        alone it sets the lifecycle's and raw workloads' rounds too)
   --fs-runs N          measured rounds of the lifecycle and raw workloads (default: the preset's)
+  --peer-runs N        measured SQL rounds the JavaScript peers run in: the first N (they also
+                       run in the warm-up; ours and the references run in every round; default:
+                       the preset's, full 8, phone and quick every round; with --runs: every
+                       round)
   --files N            files in the fs lifecycle (default: the preset's)
   --warmup N           warm-up runs per backend, excluded from statistics (default: the preset's)
   --sql-scale N        divide every SQL count by N; 1 = full size (default: the preset's)
@@ -497,6 +508,9 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
             "--backends" => page.backends = Some(list(&next_value(&mut it, &a)?)),
             "--runs" => page.runs = Some(number(&a, &next_value(&mut it, &a)?)?.max(1)),
             "--fs-runs" => page.fs_runs = Some(number(&a, &next_value(&mut it, &a)?)?.max(1)),
+            "--peer-runs" => {
+                page.peer_runs = Some(number(&a, &next_value(&mut it, &a)?)?.max(1));
+            }
             "--files" => page.files = Some(number(&a, &next_value(&mut it, &a)?)?.max(1)),
             "--warmup" => page.warmup = Some(number(&a, &next_value(&mut it, &a)?)?),
             "--sql-scale" => {
@@ -587,6 +601,13 @@ mod tests {
         );
         p.commit = Some("a b&c".into());
         assert!(p.query().ends_with("&commit=a%20b%26c"));
+        p.commit = None;
+        p.peer_runs = Some(2);
+        assert!(
+            p.query().contains("&runs=3&peer_runs=2&files=100"),
+            "{}",
+            p.query()
+        );
     }
 
     #[test]
@@ -637,6 +658,19 @@ mod tests {
         assert!(parse(&["--suites", "sql,nope"]).is_err());
         assert!(parse(&["--browsers", "safari"]).is_err());
         assert!(parse(&["--runs"]).is_err());
+        let Command::Run(o) = parse(&["--runs", "3", "--peer-runs", "1"]).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!((o.page.runs, o.page.peer_runs), (Some(3), Some(1)));
+        assert!(o.page.query().contains("&runs=3&peer_runs=1"));
+        let Command::Run(o) = parse(&[]).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!(o.page.peer_runs, None, "absent: the preset's");
+        assert!(!o.page.query().contains("peer_runs"));
+        assert!(parse(&["--peer-runs"]).is_err());
+        assert!(parse(&["--peer-runs", "x"]).is_err());
+        assert!(USAGE.contains("--peer-runs N"));
         assert!(parse(&["--bogus"]).is_err());
         assert!(matches!(parse(&["--help"]).unwrap(), Command::Help));
     }

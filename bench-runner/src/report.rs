@@ -416,7 +416,13 @@ fn config_line(e: &Entry) -> String {
     let c = &e.doc.config;
     let mut parts = vec![
         format!("preset {}", c.preset),
-        format!("rounds {} after {} warm-up", c.runs, c.warmup),
+        match c.peer_runs {
+            Some(k) => format!(
+                "rounds {} after {} warm-up (JavaScript peers: the first {k})",
+                c.runs, c.warmup
+            ),
+            None => format!("rounds {} after {} warm-up", c.runs, c.warmup),
+        },
         format!("files {}", c.files),
         format!(
             "suites {}",

@@ -839,6 +839,7 @@ pub async fn run_browser(
     let plan = Plan {
         runs: config.runs,
         warmup: config.warmup,
+        peer_runs: None,
         order_seed: config.order_seed,
         suite: true,
         batch: true,

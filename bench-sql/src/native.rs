@@ -493,10 +493,49 @@ mod tests {
         }
     }
 
-    /// Either kind of contestant in one round loop.
+    /// A stand-in for a JavaScript peer: SQLite's memory database under another name, capped
+    /// by `Plan::peer_runs`; it records the turns it was given.
+    struct CappedPeer(Vec<crate::runner::Turn>);
+
+    impl crate::runner::Contestant for CappedPeer {
+        fn meta(&self) -> BackendMeta {
+            BackendMeta {
+                name: "peer-memory".into(),
+                reference: Some("sqlite-memory".into()),
+                durability: "none".into(),
+                persistent: false,
+                ..BackendMeta::default()
+            }
+        }
+        async fn suite(
+            &mut self,
+            suite: &Suite,
+            turn: crate::runner::Turn,
+        ) -> Result<bench_results::sql::SuiteRun, String> {
+            self.0.push(turn);
+            run_suite(&mut MemoryBackend, suite)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        async fn batch(
+            &mut self,
+            batch: &Batch,
+            _turn: crate::runner::Turn,
+        ) -> Result<bench_results::sql::BatchRun, String> {
+            run_batch(&mut MemoryBackend, batch)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        fn capped(&self) -> bool {
+            true
+        }
+    }
+
+    /// Any kind of contestant in one round loop.
     enum Any {
         Ours(crate::runner::Ours<NativeBackend>),
         Fails(FailsInRound2),
+        Peer(CappedPeer),
     }
 
     impl crate::runner::Contestant for Any {
@@ -504,6 +543,7 @@ mod tests {
             match self {
                 Any::Ours(b) => b.meta(),
                 Any::Fails(b) => b.meta(),
+                Any::Peer(b) => b.meta(),
             }
         }
         async fn suite(
@@ -514,6 +554,7 @@ mod tests {
             match self {
                 Any::Ours(b) => b.suite(suite, turn).await,
                 Any::Fails(b) => b.suite(suite, turn).await,
+                Any::Peer(b) => b.suite(suite, turn).await,
             }
         }
         async fn batch(
@@ -524,6 +565,14 @@ mod tests {
             match self {
                 Any::Ours(b) => b.batch(batch, turn).await,
                 Any::Fails(b) => b.batch(batch, turn).await,
+                Any::Peer(b) => b.batch(batch, turn).await,
+            }
+        }
+        fn capped(&self) -> bool {
+            match self {
+                Any::Ours(b) => b.capped(),
+                Any::Fails(b) => b.capped(),
+                Any::Peer(b) => b.capped(),
             }
         }
     }
@@ -549,6 +598,7 @@ mod tests {
         let plan = Plan {
             runs: 6,
             warmup: 1,
+            peer_runs: None,
             order_seed: 99,
             suite: true,
             batch: true,
@@ -602,5 +652,73 @@ mod tests {
             .goals
             .iter()
             .any(|g| g.goal == "batch" && g.backend == "ours-memory-relaxed"));
+    }
+
+    /// `peer_runs`: the capped contestant runs in the warm-up and the first measured rounds
+    /// only (its turns say so), the others in all; the round log, the progress total and the
+    /// paired ratios follow (the peer's ratio has as many pairs as it has rounds).
+    #[test]
+    fn capped_contestant_runs_the_first_peer_runs_rounds() {
+        use crate::runner::{run_rounds, Ours, Plan, Turn};
+        let suite = Suite::generate_scaled(DEFAULT_SEED, 100);
+        let batch = Batch::generate(DEFAULT_SEED, 100);
+        let mut contestants = vec![
+            Any::Ours(Ours(NativeBackend::Memory(MemoryBackend))),
+            Any::Peer(CappedPeer(Vec::new())),
+        ];
+        let plan = Plan {
+            runs: 9,
+            warmup: 1,
+            peer_runs: Some(6),
+            order_seed: 3,
+            suite: true,
+            batch: true,
+            data_dir: None,
+        };
+        let mut events = Vec::new();
+        let mut sql = block_on(run_rounds(
+            &mut contestants,
+            &plan,
+            &suite,
+            &batch,
+            &mut |p| events.push(p.clone()),
+        ));
+        let Any::Peer(CappedPeer(turns)) = &contestants[1] else {
+            unreachable!()
+        };
+        let expected: Vec<Turn> = (0..7)
+            .map(|round| Turn {
+                round,
+                warmup: round == 0,
+            })
+            .collect();
+        assert_eq!(turns, &expected);
+        let listed = |name: &str| -> Vec<u32> {
+            sql.rounds
+                .iter()
+                .filter(|r| r.order.iter().any(|n| n == name))
+                .map(|r| r.index)
+                .collect()
+        };
+        assert_eq!(listed("sqlite-memory"), (0..10).collect::<Vec<_>>());
+        assert_eq!(listed("peer-memory"), (0..7).collect::<Vec<_>>());
+        let peer = sql.backend("peer-memory").unwrap();
+        assert_eq!(peer.warmup_runs.len(), 1);
+        assert_eq!(
+            peer.runs.iter().map(|r| r.round).collect::<Vec<_>>(),
+            (1..7).map(Some).collect::<Vec<_>>()
+        );
+        assert_eq!(sql.backend("sqlite-memory").unwrap().runs.len(), 9);
+        // 10 + 7 turns, two workloads each; the last event reaches the total.
+        assert!(events.iter().all(|e| e.total == 34), "{:?}", events[0]);
+        assert_eq!(events.last().map(|e| e.done), Some(34));
+
+        sql.summarize(&bench_results::Bootstrap::default());
+        let r = sql.backend("peer-memory").unwrap().ratios.clone().unwrap();
+        assert_eq!(r.reference, "sqlite-memory");
+        let total = r.total.unwrap();
+        assert_eq!(total.n, 6, "pairs: the rounds both ran");
+        assert!(total.lo.is_some(), "6 pairs give an interval");
+        assert_eq!(r.batch.unwrap().n, 6);
     }
 }

@@ -12,8 +12,11 @@
 //! [`run_rounds`] is the protocol around those runs: warm-up rounds, then measured rounds;
 //! each round runs every [`Contestant`] once (the suite, then the batch) in an order drawn from
 //! a seeded shuffle ([`bench_results::stats::round_orders`]); the order of every round is
-//! recorded. A contestant that fails keeps the runs it finished, gets its `error`, and sits out
-//! the later rounds; the others go on.
+//! recorded. A capped contestant ([`Contestant::capped`]: the web crate's JavaScript peers)
+//! runs only in the warm-up rounds and the first [`Plan::peer_runs`] measured rounds, still in
+//! their shuffled order ([`round_plan`]); its ratios pair by round, so they use the rounds in
+//! which it and its reference both ran. A contestant that fails keeps the runs it finished,
+//! gets its `error`, and sits out the later rounds; the others go on.
 
 use bench_results::sql::{
     BackendMeta, BatchRun, CaseInfo, CaseSample, Phases, Round, RunSample, SqlBackendResult,
@@ -223,6 +226,13 @@ pub trait Contestant {
 
     /// The batch once, from a fresh state.
     async fn batch(&mut self, batch: &Batch, turn: Turn) -> Result<BatchRun, String>;
+
+    /// Whether [`Plan::peer_runs`] caps its measured rounds. The web crate's JavaScript peers
+    /// say yes (some take a minute per turn at full size); our backends and the Rust-side
+    /// baselines, whose intervals the goals are about, keep the default: every round.
+    fn capped(&self) -> bool {
+        false
+    }
 }
 
 /// A [`SqlBackend`] as a [`Contestant`].
@@ -254,6 +264,9 @@ pub struct Plan {
     pub runs: u32,
     /// Warm-up rounds before them.
     pub warmup: u32,
+    /// Measured rounds a capped contestant ([`Contestant::capped`]) runs in: the first
+    /// `peer_runs` (and every warm-up round). `None`: every round.
+    pub peer_runs: Option<u32>,
     /// Seed of the round orders.
     pub order_seed: u64,
     /// Run the 16 cases.
@@ -262,6 +275,37 @@ pub struct Plan {
     pub batch: bool,
     /// Recorded as `config.data_dir`.
     pub data_dir: Option<String>,
+}
+
+impl Plan {
+    /// Warm-up plus measured rounds.
+    pub fn rounds(&self) -> u32 {
+        self.warmup + self.runs.max(1)
+    }
+
+    /// Whether a capped contestant runs in round `round` (0-based over all rounds): in every
+    /// warm-up round and the first `peer_runs` measured ones.
+    pub fn peers_run_in(&self, round: u32) -> bool {
+        self.peer_runs
+            .is_none_or(|k| round < self.warmup.saturating_add(k))
+    }
+}
+
+/// Which contestants run in each round, in running order: every round's seeded shuffle of all
+/// of them ([`round_orders`] over `capped.len()`), less the capped ones (`capped[i]`) in the
+/// rounds they sit out ([`Plan::peers_run_in`]). The shuffle is drawn over every contestant
+/// whatever the cap, so the others' orders are those of an uncapped run with the same seed.
+/// [`run_rounds`] further leaves out skipped contestants and those that failed earlier.
+pub fn round_plan(plan: &Plan, capped: &[bool]) -> Vec<Vec<usize>> {
+    (0..plan.rounds())
+        .zip(round_orders(plan.order_seed, capped.len(), plan.rounds()))
+        .map(|(round, order)| {
+            order
+                .into_iter()
+                .filter(|&i| !capped[i] || plan.peers_run_in(round))
+                .collect()
+        })
+        .collect()
 }
 
 /// The suite or the batch.
@@ -278,7 +322,8 @@ pub enum Workload {
 pub struct Progress {
     /// Workload runs finished so far (this one included once `outcome` is set).
     pub done: u32,
-    /// Workload runs planned: contestants × rounds × workloads (failures shorten the run).
+    /// Workload runs planned: the turns of [`round_plan`] × workloads (failures shorten the
+    /// run).
     pub total: u32,
     /// The contestant.
     pub backend: String,
@@ -345,7 +390,6 @@ pub async fn run_rounds<C: Contestant>(
     progress: &mut dyn FnMut(&Progress),
 ) -> SqlSection {
     let runs = plan.runs.max(1);
-    let rounds = plan.warmup + runs;
     let mut results: Vec<SqlBackendResult> = contestants
         .iter()
         .map(|c| SqlBackendResult {
@@ -354,15 +398,19 @@ pub async fn run_rounds<C: Contestant>(
         })
         .collect();
     let workloads = u32::from(plan.suite) + u32::from(plan.batch);
-    let active = results.iter().filter(|r| r.meta.skipped.is_none()).count();
-    let total = u32::try_from(active)
+    let capped: Vec<bool> = contestants.iter().map(Contestant::capped).collect();
+    let rounds = round_plan(plan, &capped);
+    let turns = rounds
+        .iter()
+        .flatten()
+        .filter(|&&i| results[i].meta.skipped.is_none())
+        .count();
+    let total = u32::try_from(turns)
         .unwrap_or(u32::MAX)
-        .saturating_mul(rounds)
         .saturating_mul(workloads);
     let mut done = 0;
     let mut round_log = Vec::new();
-    for (round, order) in (0..rounds).zip(round_orders(plan.order_seed, contestants.len(), rounds))
-    {
+    for (round, order) in (0..).zip(rounds) {
         let warmup = round < plan.warmup;
         let run = if warmup {
             round + 1
@@ -450,5 +498,71 @@ pub async fn run_rounds<C: Contestant>(
         backends: results,
         bootstrap: None,
         goals: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(runs: u32, warmup: u32, peer_runs: Option<u32>) -> Plan {
+        Plan {
+            runs,
+            warmup,
+            peer_runs,
+            order_seed: 7,
+            suite: true,
+            batch: true,
+            data_dir: None,
+        }
+    }
+
+    /// Rounds in which contestant `i` runs.
+    fn rounds_of(p: &[Vec<usize>], i: usize) -> Vec<u32> {
+        (0..)
+            .zip(p)
+            .filter(|(_, o)| o.contains(&i))
+            .map(|(r, _)| r)
+            .collect()
+    }
+
+    #[test]
+    fn capped_contestants_run_in_the_warmup_and_the_first_peer_runs_rounds() {
+        // Contestants 1 and 3 are capped (JavaScript peers); 0, 2 and 4 are not.
+        let capped = [false, true, false, true, false];
+        let uncapped = round_plan(&plan(6, 1, None), &capped);
+        assert_eq!(uncapped, round_orders(7, 5, 7), "no cap: the plain shuffle");
+
+        let p = round_plan(&plan(6, 1, Some(2)), &capped);
+        assert_eq!(p.len(), 7);
+        for i in [0, 2, 4] {
+            assert_eq!(rounds_of(&p, i), [0, 1, 2, 3, 4, 5, 6], "contestant {i}");
+        }
+        for i in [1, 3] {
+            assert_eq!(rounds_of(&p, i), [0, 1, 2], "warm-up + 2 measured: {i}");
+        }
+        // Inside every round the order is the uncapped round's, less the capped ones.
+        for (round, (o, full)) in p.iter().zip(&uncapped).enumerate() {
+            let kept: Vec<usize> = full
+                .iter()
+                .copied()
+                .filter(|&i| round < 3 || !capped[i])
+                .collect();
+            assert_eq!(o, &kept, "round {round}");
+        }
+        // Not one fixed position for the peers in the rounds they run.
+        let firsts: std::collections::BTreeSet<usize> = p[..3].iter().map(|o| o[0]).collect();
+        assert!(firsts.len() > 1, "{p:?}");
+
+        // A cap at or above the measured rounds is no cap; 0 leaves the warm-up only.
+        assert_eq!(round_plan(&plan(6, 1, Some(6)), &capped), uncapped);
+        assert_eq!(round_plan(&plan(6, 1, Some(50)), &capped), uncapped);
+        let none = round_plan(&plan(3, 2, Some(0)), &capped);
+        assert_eq!(rounds_of(&none, 1), [0, 1]);
+        assert_eq!(rounds_of(&none, 0), [0, 1, 2, 3, 4]);
+        // No warm-up: the first measured rounds.
+        let cold = round_plan(&plan(4, 0, Some(1)), &capped);
+        assert_eq!(rounds_of(&cold, 3), [0]);
+        assert!(plan(4, 0, Some(1)).peers_run_in(0) && !plan(4, 0, Some(1)).peers_run_in(1));
     }
 }

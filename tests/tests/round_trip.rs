@@ -10,12 +10,15 @@ use bench_results::handoff::{
     WRITER_READER,
 };
 use bench_results::raw::{CallSeries, RawRun, RawSuite};
+use bench_results::sql::{BackendMeta, BatchRun, SuiteRun};
 use bench_results::{Bootstrap, Document, RunConfig, Suite};
 use bench_runner::doc::validate;
 use bench_runner::report::{markdown, Entry};
 use bench_sql::backend::SqlBackend as _;
+use bench_sql::batch::Batch;
 use bench_sql::native::NativeBackend;
-use bench_sql::runner::{run_rounds, Ours, Plan};
+use bench_sql::runner::{run_rounds, Contestant, Ours, Plan, Turn};
+use bench_sql::sql::Suite as SqlSuite;
 
 const RUNS: u32 = 6;
 
@@ -34,6 +37,7 @@ fn document() -> Document {
     let plan = Plan {
         runs: RUNS,
         warmup: 1,
+        peer_runs: None,
         order_seed: 5,
         suite: true,
         batch: true,
@@ -153,6 +157,7 @@ fn document() -> Document {
         runs: RUNS,
         warmup: 1,
         fs_runs: None,
+        peer_runs: None,
         seed: bench_sql::sql::DEFAULT_SEED,
         sql_scale: 100,
         files: 20,
@@ -278,4 +283,165 @@ fn a_corrupted_document_is_caught() {
     let text = v.problems.join("\n");
     assert!(text.contains("the rule gives"), "{text}");
     assert!(text.contains("does not list it"), "{text}");
+}
+
+/// Ours and the reference as they are; a persistent SQLite backend under a peer's name, capped
+/// by `Plan::peer_runs` as the page caps its JavaScript peers.
+enum Entrant {
+    Ours(Ours<NativeBackend>),
+    Peer(Ours<NativeBackend>),
+}
+
+impl Contestant for Entrant {
+    fn meta(&self) -> BackendMeta {
+        match self {
+            Entrant::Ours(b) => b.meta(),
+            Entrant::Peer(b) => BackendMeta {
+                name: "peer-unix-file".to_owned(),
+                package: Some("a-peer".to_owned()),
+                ..b.meta()
+            },
+        }
+    }
+    async fn suite(&mut self, suite: &SqlSuite, turn: Turn) -> Result<SuiteRun, String> {
+        let (Entrant::Ours(b) | Entrant::Peer(b)) = self;
+        b.suite(suite, turn).await
+    }
+    async fn batch(&mut self, batch: &Batch, turn: Turn) -> Result<BatchRun, String> {
+        let (Entrant::Ours(b) | Entrant::Peer(b)) = self;
+        b.batch(batch, turn).await
+    }
+    fn capped(&self) -> bool {
+        matches!(self, Entrant::Peer(_))
+    }
+}
+
+/// A peer capped at 6 of 8 rounds: the round loop runs it in the warm-up and the first six,
+/// its ratios and goals pair by round (six pairs, with intervals), the runner's validation
+/// accepts exactly that shape (and not a capped one of ours, nor a peer in other rounds), and
+/// the report's config line says so.
+#[test]
+fn a_peer_capped_by_peer_runs_validates_and_pairs_by_round() {
+    const RUNS: u32 = 8;
+    const PEER_RUNS: u32 = 6;
+    let dir = tempfile::tempdir().unwrap();
+    let (suite, batch) = bench_sql::workloads(bench_sql::sql::DEFAULT_SEED, 100);
+    let mut contestants: Vec<Entrant> = NativeBackend::all(dir.path())
+        .into_iter()
+        .filter_map(|b| match b.name().as_str() {
+            "sqlite-memory" | "ours-memory-strict" => Some(Entrant::Ours(Ours(b))),
+            "sqlite-unix-file" => Some(Entrant::Peer(Ours(b))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(contestants.len(), 3);
+    let plan = Plan {
+        runs: RUNS,
+        warmup: 1,
+        peer_runs: Some(PEER_RUNS),
+        order_seed: 11,
+        suite: true,
+        batch: true,
+        data_dir: None,
+    };
+    let sql = bench_sql::block_on(run_rounds(
+        &mut contestants,
+        &plan,
+        &suite,
+        &batch,
+        &mut |_| {},
+    ));
+    let config = RunConfig {
+        preset: "test".to_owned(),
+        suites: vec![Suite::Sql, Suite::Batch],
+        backends: Vec::new(),
+        runs: RUNS,
+        warmup: 1,
+        fs_runs: None,
+        peer_runs: Some(PEER_RUNS),
+        seed: bench_sql::sql::DEFAULT_SEED,
+        sql_scale: 100,
+        files: 0,
+        file_size_bytes: 0,
+        raw_small_calls: 0,
+        raw_cycle_calls: 0,
+        order_seed: Some(11),
+        handoffs: None,
+        commit: None,
+    };
+    let mut doc = Document::new(
+        "2026-12-01T00:00:00Z".to_owned(),
+        config,
+        bench_results::env::native(),
+    );
+    for b in &sql.backends {
+        assert!(b.error.is_none(), "{}: {:?}", b.meta.name, b.error);
+        doc.verifications
+            .pass(format!("sql+batch: {}", b.meta.name));
+    }
+    doc.sql = Some(sql);
+    doc.summarize(&Bootstrap::default());
+    let json = doc.to_json().unwrap();
+    assert!(json.contains("\"peer_runs\": 6"), "recorded in config");
+
+    let sql = doc.sql.as_ref().unwrap();
+    let peer = sql.backend("peer-unix-file").unwrap();
+    assert_eq!(
+        peer.runs.iter().map(|r| r.round).collect::<Vec<_>>(),
+        (1..=PEER_RUNS).map(Some).collect::<Vec<_>>()
+    );
+    assert_eq!(sql.backend("ours-memory-strict").unwrap().runs.len(), 8);
+    let total = peer.ratios.as_ref().unwrap().total.unwrap();
+    assert_eq!(total.n, PEER_RUNS as usize);
+    assert!(total.lo.is_some());
+    let ours_total = sql.backend("ours-memory-strict").unwrap().ratios.as_ref();
+    assert_eq!(ours_total.unwrap().total.unwrap().n, RUNS as usize);
+    // The per-case goal pairs the peer with ours-memory-strict in the rounds both ran.
+    let goal = sql
+        .goals
+        .iter()
+        .find(|g| g.goal == "peer-per-case" && g.backend == "peer-unix-file")
+        .unwrap();
+    assert_eq!(goal.ratio.unwrap().n, PEER_RUNS as usize, "{goal:?}");
+
+    let v = validate(&json, &Suite::ALL);
+    assert!(v.problems.is_empty(), "{:#?}", v.problems);
+
+    // A peer that ran in other rounds than the first measured ones is caught.
+    let mut moved = doc.clone();
+    let s = moved.sql.as_mut().unwrap();
+    let i = s
+        .backends
+        .iter()
+        .position(|b| b.meta.name == "peer-unix-file")
+        .unwrap();
+    s.backends[i].runs[0].round = Some(RUNS);
+    let text = validate(&moved.to_json().unwrap(), &Suite::ALL)
+        .problems
+        .join("\n");
+    assert!(text.contains("not the first measured ones"), "{text}");
+    // One of ours may not be capped.
+    let mut short = doc.clone();
+    let s = short.sql.as_mut().unwrap();
+    let i = s
+        .backends
+        .iter()
+        .position(|b| b.meta.name == "ours-memory-strict")
+        .unwrap();
+    s.backends[i].runs.truncate(PEER_RUNS as usize);
+    let text = validate(&short.to_json().unwrap(), &Suite::ALL)
+        .problems
+        .join("\n");
+    assert!(
+        text.contains("ours-memory-strict: 1 + 6 runs, expected 1 + 8"),
+        "{text}"
+    );
+
+    let path = dir.path().join("2026-12-01-native.json");
+    std::fs::write(&path, &json).unwrap();
+    let md = markdown("2026-12-01", &[Entry::load(&path).unwrap()]);
+    assert!(
+        md.contains("rounds 8 after 1 warm-up (JavaScript peers: the first 6)"),
+        "{md}"
+    );
 }

@@ -4,13 +4,16 @@
 //! A request names a [`Preset`] and may override any of its values; [`Request::resolve`] applies
 //! the overrides to the preset and checks them. Presets:
 //!
-//! | preset | SQL rounds | fs/raw/hand-off rounds | warm-up | SQL scale | files | raw N / M | hand-offs | for |
-//! |---|---|---|---|---|---|---|---|---|
-//! | `full` | [`FULL_ROUNDS`] | [`FULL_FS_ROUNDS`] | 1 | 1 (full size) | 1,000 × 1 KiB | 2,000 / 200 | [`FULL_HANDOFFS`] | published results |
-//! | `phone` | 6 | 3 | 1 | 1 | 100 × 1 KiB | 2,000 / 200 | [`FULL_HANDOFFS`] | phones (the page picks it there) |
-//! | `quick` | 6 | 6 | 0 | 10 (every count ÷ 10) | 100 × 1 KiB | 200 / 10 | [`QUICK_HANDOFFS`] | a check that everything works, CI |
+//! | preset | SQL rounds | of them with the JavaScript peers | fs/raw/hand-off rounds | warm-up | SQL scale | files | raw N / M | hand-offs | for |
+//! |---|---|---|---|---|---|---|---|---|---|
+//! | `full` | [`FULL_ROUNDS`] | [`FULL_PEER_ROUNDS`] | [`FULL_FS_ROUNDS`] | 1 | 1 (full size) | 1,000 × 1 KiB | 2,000 / 200 | [`FULL_HANDOFFS`] | published results |
+//! | `phone` | 6 | all | 3 | 1 | 1 | 100 × 1 KiB | 2,000 / 200 | [`FULL_HANDOFFS`] | phones (the page picks it there) |
+//! | `quick` | 6 | all | 6 | 0 | 10 (every count ÷ 10) | 100 × 1 KiB | 200 / 10 | [`QUICK_HANDOFFS`] | a check that everything works, CI |
 //!
-//! A round runs every selected backend once, in a shuffled order (seed `order_seed`). A quick
+//! A round runs every selected backend once, in a shuffled order (seed `order_seed`), except
+//! that the JavaScript peers (`peer_runs`) run only in the warm-up rounds and the first
+//! `peer_runs` measured rounds: our backends and the Rust-side baselines (`sqlite-memvfs`,
+//! `sahpool`) run in every round. A quick
 //! run is not a result: the SQL suite is scaled down (recorded as `scale_divisor`) and there is
 //! no warm-up; its six rounds (the fewest that give a 95 % interval) are there so that every
 //! summary, interval included, is exercised.
@@ -30,7 +33,8 @@ pub const DEFAULT_FILE_SIZE: u32 = 1024;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Preset {
-    /// Published results: full sizes, [`FULL_ROUNDS`] rounds after 1 warm-up round.
+    /// Published results: full sizes, [`FULL_ROUNDS`] rounds after 1 warm-up round (the
+    /// JavaScript peers in the first [`FULL_PEER_ROUNDS`] of them).
     Full,
     /// Full SQL sizes, 100 files, 1 warm-up + 3 runs.
     Phone,
@@ -43,6 +47,13 @@ pub enum Preset {
 /// measured there (the worst backend's spread of per-round ratios; `methodology.md`, "How many
 /// rounds"). Several hours per browser on that machine.
 pub const FULL_ROUNDS: u32 = 500;
+
+/// Measured SQL rounds of the full preset in which the JavaScript peers run (after the warm-up
+/// round, in which they run too): at full size the slowest take about a minute per turn in
+/// Chromium and up to three in Firefox, so [`FULL_ROUNDS`] rounds of all ten would take days
+/// (`methodology.md`, "How many rounds", has the estimates). Eight rounds give them intervals
+/// (six pairs are the fewest) for about 40 minutes in Chromium and 80 in Firefox.
+pub const FULL_PEER_ROUNDS: u32 = 8;
 
 /// Measured rounds of the full preset's lifecycle and raw workloads (their figures are not
 /// what the ±3 % requirement is about; 12 rounds give them intervals).
@@ -85,6 +96,7 @@ impl Preset {
             runs: FULL_ROUNDS,
             warmup: 1,
             fs_runs: Some(FULL_FS_ROUNDS),
+            peer_runs: Some(FULL_PEER_ROUNDS),
             seed: DEFAULT_SEED,
             sql_scale: 1,
             files: 1_000,
@@ -101,6 +113,7 @@ impl Preset {
                 runs: 6,
                 warmup: 1,
                 fs_runs: Some(3),
+                peer_runs: None,
                 files: 100,
                 ..full
             },
@@ -108,6 +121,7 @@ impl Preset {
                 runs: 6,
                 warmup: 0,
                 fs_runs: None,
+                peer_runs: None,
                 sql_scale: 10,
                 files: 100,
                 raw_small_calls: 200,
@@ -138,6 +152,10 @@ pub struct Request {
     /// Measured rounds of the lifecycle and the raw workloads (default: the preset's; `runs`
     /// given alone sets both).
     pub fs_runs: Option<u32>,
+    /// Measured SQL rounds the JavaScript peers run in: the first `peer_runs` (default: the
+    /// preset's; `runs` given alone: every round). At or above `runs`: every round (recorded
+    /// as no cap).
+    pub peer_runs: Option<u32>,
     /// Seed of the SQL suite, the batch and the file contents.
     pub seed: Option<u64>,
     /// Seed of the round orders.
@@ -241,6 +259,22 @@ impl Request {
             }
             c.fs_runs = Some(v);
         }
+        // Like `fs_runs`: `runs` alone means every backend in every round.
+        if self.runs.is_some() {
+            c.peer_runs = None;
+        }
+        if let Some(v) = self.peer_runs {
+            if !(1..=limits::RUNS).contains(&v) {
+                return Err(format!(
+                    "peer_runs must be in 1..={}, not {v}",
+                    limits::RUNS
+                ));
+            }
+            c.peer_runs = Some(v);
+        }
+        // A cap that caps nothing is recorded as none, so that the report does not announce
+        // fewer peer rounds than it has.
+        c.peer_runs = c.peer_runs.filter(|&k| k < c.runs);
         bounded("warmup", self.warmup, 0, limits::WARMUP, &mut c.warmup)?;
         bounded("files", self.files, 2, limits::FILES, &mut c.files)?;
         bounded(
@@ -323,6 +357,8 @@ mod tests {
         let r = resolve(r#"{"runs":40,"fs_runs":3}"#).unwrap();
         assert_eq!((r.runs, r.fs_rounds()), (40, 3));
         assert!(resolve(r#"{"fs_runs":0}"#).is_err());
+        assert_eq!(c.peer_runs, Some(FULL_PEER_ROUNDS));
+        assert_eq!(c.peer_rounds(), FULL_PEER_ROUNDS);
         assert_eq!(c.suites, Suite::ALL.to_vec());
         assert!(c.selects_backend("anything"));
     }
@@ -359,6 +395,36 @@ mod tests {
     }
 
     #[test]
+    fn peer_runs() {
+        for preset in ["phone", "quick"] {
+            let c = resolve(&format!(r#"{{"preset":"{preset}"}}"#)).unwrap();
+            assert_eq!((c.peer_runs, c.peer_rounds()), (None, c.runs), "{preset}");
+        }
+        let c = resolve(r#"{"peer_runs":3}"#).unwrap();
+        assert_eq!((c.runs, c.peer_runs), (FULL_ROUNDS, Some(3)));
+        let c = resolve(r#"{"preset":"quick","runs":3,"peer_runs":1}"#).unwrap();
+        assert_eq!((c.runs, c.peer_runs, c.peer_rounds()), (3, Some(1), 1));
+        let c = resolve(r#"{"runs":40}"#).unwrap();
+        assert_eq!(c.peer_runs, None, "runs alone: peers in every round");
+        let c = resolve(r#"{"runs":40,"peer_runs":8}"#).unwrap();
+        assert_eq!(c.peer_runs, Some(8));
+        for at_or_above in [40, 41, limits::RUNS] {
+            let c = resolve(&format!(r#"{{"runs":40,"peer_runs":{at_or_above}}}"#)).unwrap();
+            assert_eq!((c.peer_runs, c.peer_rounds()), (None, 40), "{at_or_above}");
+        }
+        // The full preset's cap stays when only other values change.
+        let c = resolve(r#"{"warmup":2,"files":10}"#).unwrap();
+        assert_eq!(c.peer_runs, Some(FULL_PEER_ROUNDS));
+        // Validated like runs.
+        for bad in [0, limits::RUNS + 1] {
+            let e = resolve(&format!(r#"{{"peer_runs":{bad}}}"#)).unwrap_err();
+            assert!(e.contains("peer_runs must be in 1..=1000"), "{e}");
+        }
+        assert!(resolve(r#"{"peer_runs":-1}"#).is_err());
+        assert!(resolve(r#"{"peer_runs":"8"}"#).is_err());
+    }
+
+    #[test]
     fn refuses_bad_requests() {
         assert!(resolve(r#"{"preset":"huge"}"#).is_err());
         assert!(resolve(r#"{"suites":["sql","cpu"]}"#).is_err());
@@ -374,6 +440,15 @@ mod tests {
         let c = resolve(r#"{"preset":"quick","commit":"x"}"#).unwrap();
         let text = serde_json::to_string(&c).unwrap();
         assert!(text.contains(r#""suites":["sql","batch","fs","raw","handoff"]"#));
+        assert!(!text.contains("peer_runs"), "no cap, no field: {text}");
         assert_eq!(serde_json::from_str::<RunConfig>(&text).unwrap(), c);
+        let full = Preset::Full.config();
+        let text = serde_json::to_string(&full).unwrap();
+        assert!(text.contains(r#""peer_runs":8"#), "{text}");
+        assert_eq!(serde_json::from_str::<RunConfig>(&text).unwrap(), full);
+        // A document from before the cap loads as "every round".
+        let old = text.replace(r#""peer_runs":8,"#, "");
+        let old: RunConfig = serde_json::from_str(&old).unwrap();
+        assert_eq!(old.peer_runs, None);
     }
 }

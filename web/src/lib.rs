@@ -10,7 +10,8 @@
 //!   to one result document (`bench_results::Document`, every sample and every summary) as
 //!   JSON. `on_progress` receives a `bench_results::progress::ProgressEvent` as a JSON string
 //!   before and after each unit of work. `peers` is the optional module `./peers/index.js`
-//!   (backends implemented in JavaScript, [`peer`]); they run in the same rounds as ours. A
+//!   (backends implemented in JavaScript, [`peer`]); they run in the same rounds as ours,
+//!   up to `peer_runs` measured ones ([`config::RunConfig::peer_runs`]). A
 //!   failing backend or suite does not stop the others; it is listed in
 //!   `verifications.failures`.
 //! - `environment(commit) -> Promise<string>`: the worker's `bench_results::Environment`.

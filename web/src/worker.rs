@@ -6,7 +6,8 @@
 //!
 //! The SQL round loop is bench-sql's [`run_rounds`]; its contestants are our backends and the
 //! JavaScript peers of `./peers/index.js` ([`PeerModule`]), all in the same rounds, in this
-//! worker.
+//! worker; the peers are the capped contestants, which sit out the measured rounds after the
+//! first `config.peer_runs`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -235,6 +236,11 @@ impl Contestant for WebContestant {
                 check_batch_run(run, batch.len(), p.meta.persistent)
             }
         }
+    }
+
+    /// The peers are what `peer_runs` caps: exactly the backends of `peerBackends()`.
+    fn capped(&self) -> bool {
+        matches!(self, WebContestant::Peer(_))
     }
 }
 
@@ -479,7 +485,6 @@ pub async fn run(
     let rounds = config.runs + config.warmup;
     let fs_rounds = config.fs_rounds() + config.warmup;
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-    let estimate = |on: bool, units: u32| if on { units.saturating_mul(rounds) } else { 0 };
     let estimate_fs = |on: bool, units: u32| {
         if on {
             units.saturating_mul(fs_rounds)
@@ -489,12 +494,29 @@ pub async fn run(
     };
     let workloads =
         u32::from(config.runs_suite(Suite::Sql)) + u32::from(config.runs_suite(Suite::Batch));
-    let runnable = sql_metas.iter().filter(|m| m.skipped.is_none()).count();
+    // Ours run in every round, the peers (every other name) in `peer_rounds` of them.
+    let ours: Vec<String> = our_sql_metas().into_iter().map(|m| m.name).collect();
+    let runnable = |peers: bool| {
+        let n = sql_metas
+            .iter()
+            .filter(|m| m.skipped.is_none() && ours.contains(&m.name) != peers)
+            .count();
+        count(n)
+    };
+    let peer_rounds = config.peer_rounds() + config.warmup;
+    let sql_units = if run_sql {
+        runnable(false)
+            .saturating_mul(rounds)
+            .saturating_add(runnable(true).saturating_mul(peer_rounds))
+            .saturating_mul(workloads)
+    } else {
+        0
+    };
     let reporter = RefCell::new(Reporter {
         callback: on_progress,
         started_ms,
         steps: Steps::new(&[
-            estimate(run_sql, count(runnable) * workloads),
+            sql_units,
             estimate_fs(run_fs, count(fs_names.len())),
             estimate_fs(run_raw, bench_fs::raw::workload_count(&raw_config(&config))),
             // Three parts per round: two workloads and the floor.
@@ -673,6 +695,7 @@ async fn run_sql_rounds(
     let plan = Plan {
         runs: config.runs,
         warmup: config.warmup,
+        peer_runs: config.peer_runs,
         order_seed: config
             .order_seed
             .unwrap_or(bench_results::stats::ORDER_SEED),
@@ -696,7 +719,19 @@ async fn run_sql_rounds(
         r.emit(suite, &p.backend, case, p.run, p.warmup, ms);
     };
     let sql = run_rounds(&mut contestants, &plan, &suite, &batch, &mut on_progress).await;
+    let peers = contestants.iter().filter(|c| c.capped()).count();
     drop(contestants);
+    if let (Some(k), true) = (config.peer_runs, peers > 0) {
+        let warmup = if config.warmup > 0 {
+            "the warm-up and "
+        } else {
+            ""
+        };
+        doc.notes.push(format!(
+            "SQL: the {peers} JavaScript peer(s) ran in {warmup}the first {k} of the {} measured rounds (peer_runs); their ratios pair with their references in those rounds only, so their intervals are wider than ours.",
+            config.runs
+        ));
+    }
     // Every backend's cleanup removed its own directory; this removes the run's and the root.
     if let Err(e) = remove_opfs_dir(&root).await {
         doc.notes

@@ -6,7 +6,7 @@
 //
 // Automation contract (the headless runner, bench-runner, relies on it):
 //   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw,handoff&backends=<list>|all
-//        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N)
+//        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N, peer_runs=N)
 //   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, error,
 //                     consoleErrors: [], calibrate()}, updated live. The results view is rendered
 //   before state becomes 'done'. calibrate() resolves to the worker's CPU calibration loop times.
@@ -816,7 +816,7 @@ function renderVerifications(views) {
     ${failures ? `<ul class="failures">${failures}</ul>` : ''}
     ${passed ? `<details><summary>${(ver.passed ?? []).length} checks passed</summary><ul class="passed">${passed}</ul></details>` : ''}
     ${notes ? `<ul class="run-notes">${notes}</ul>` : ''}
-    <p class="muted small">Run took ${fmtElapsed(v.doc.duration_ms ?? 0)} · generated ${esc(v.doc.generated_at ?? '')} · preset ${esc(v.doc.config?.preset ?? '')}, R=${esc(v.doc.config?.runs ?? '')}, warm-up ${esc(v.doc.config?.warmup ?? '')}.</p></section>`;
+    <p class="muted small">Run took ${fmtElapsed(v.doc.duration_ms ?? 0)} · generated ${esc(v.doc.generated_at ?? '')} · preset ${esc(v.doc.config?.preset ?? '')}, R=${esc(v.doc.config?.runs ?? '')}${isNum(v.doc.config?.peer_runs) ? ` (JavaScript peers: the first ${esc(v.doc.config.peer_runs)})` : ''}, warm-up ${esc(v.doc.config?.warmup ?? '')}.</p></section>`;
 }
 
 const ENV_ROWS = [
@@ -954,8 +954,10 @@ function applyPreset(name) {
     form.elements[key].value = p[key];
   }
   form.elements.fs_runs.value = p.fs_runs ?? p.runs;
+  // Blank: the JavaScript peers run in every round.
+  form.elements.peer_runs.value = p.peer_runs ?? '';
   $('#preset-note').textContent = name === 'full'
-    ? `Full: ${p.runs} SQL rounds (each runs every backend once): hours on a small machine; the rounds it takes for ±3 % intervals. Quick checks that everything works.`
+    ? `Full: ${p.runs} SQL rounds (each runs every backend once; the JavaScript peers only in the first ${p.peer_runs ?? p.runs}): hours on a small machine; the rounds it takes for ±3 % intervals. Quick checks that everything works.`
     : name === 'phone' && isPhone() ? 'Phone detected: fewer files and rounds by default.' : '';
   $$('.preset').forEach((b) => b.classList.toggle('active', b.dataset.preset === name));
   form.dataset.preset = name;
@@ -974,12 +976,14 @@ function applyUrlParams(params) {
     const filters = backends.split(',').map((s) => s.trim()).filter(Boolean);
     $$('input[name=backend]').forEach((c) => (c.checked = filters.some((f) => c.value.includes(f))));
   }
-  for (const key of ['runs', 'files', 'warmup', 'sql_scale', 'fs_runs']) {
+  for (const key of ['runs', 'files', 'warmup', 'sql_scale', 'fs_runs', 'peer_runs']) {
     const v = params.get(key);
     if (v !== null && v !== '') form.elements[key].value = v;
   }
-  // `runs` alone (no fs_runs) means every suite, as in the Rust request.
+  // `runs` alone (no fs_runs, no peer_runs) means every suite and every backend in every round,
+  // as in the Rust request.
   if (params.get('runs') && !params.get('fs_runs')) form.elements.fs_runs.value = params.get('runs');
+  if (params.get('runs') && !params.get('peer_runs')) form.elements.peer_runs.value = '';
 }
 
 function readConfig() {
@@ -999,6 +1003,8 @@ function readConfig() {
     backends: chosen.length === boxes.length || !chosen.length ? ['all'] : chosen,
     runs: int('runs'),
     fs_runs: int('fs_runs'),
+    // Blank: every round (a cap at or above `runs` is no cap).
+    peer_runs: form.elements.peer_runs.value.trim() === '' ? int('runs') : int('peer_runs'),
     warmup: int('warmup'),
     files: int('files'),
     sql_scale: int('sql_scale'),

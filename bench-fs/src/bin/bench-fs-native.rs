@@ -130,6 +130,7 @@ mod native {
             runs: config.runs,
             warmup: config.warmup,
             fs_runs: None,
+            peer_runs: None,
             seed: lc.seed,
             sql_scale: 1,
             files: lc.files,

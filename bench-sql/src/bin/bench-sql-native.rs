@@ -112,6 +112,7 @@ mod native {
         let plan = Plan {
             runs: args.runs,
             warmup: args.warmup,
+            peer_runs: None,
             order_seed: args.order_seed,
             suite: true,
             batch: true,
@@ -131,6 +132,7 @@ mod native {
             runs: args.runs,
             warmup: args.warmup,
             fs_runs: None,
+            peer_runs: None,
             seed: args.seed,
             sql_scale: args.scale,
             files: 0,
