@@ -653,6 +653,7 @@ mod tests {
             raw_cycle_calls: 0,
             handoffs: None,
             order_seed: None,
+            peer_runs: None,
             commit: None,
         };
         let mut doc = crate::Document::new(String::new(), config, crate::Environment::default());
