@@ -13,7 +13,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use bench_results::fs::{LifecycleSuite, Phase};
-use bench_results::goals::{GoalCheck, Verdict, COMMIT_SERIES, TOTAL_STRICT};
+use bench_results::goals::{
+    GoalCheck, Verdict, COMMIT_SERIES, COMMIT_SERIES_OVERWRITE, TOTAL_STRICT,
+};
 use bench_results::handoff::HandoffSection;
 use bench_results::raw::RawSuite;
 use bench_results::sql::{PhysicalCounters, SqlBackendResult, SqlSection};
@@ -581,8 +583,9 @@ fn headline(out: &mut String, entries: &[Entry]) {
         let _ = writeln!(
             out,
             "- The strict floor is the least this run's OPFS charges a strict backend: its \
-             flushes in the 16 cases (median per case, summed) × the raw `{COMMIT_SERIES}` \
-             cost per call (a 4 KiB append + flush, median over the raw runs), added to the \
+             flushes in the 16 cases (median per case, summed) × the cheaper raw \
+             write-and-flush pair per call (`{COMMIT_SERIES}` or `{COMMIT_SERIES_OVERWRITE}`: a \
+             4 KiB write + flush, median over the raw runs), added to the \
              reference's median 16-case total, ÷ that total; a lower bound at this run's flush \
              cost, not a result (`methodology.md`, \"The strict floor\")."
         );
