@@ -644,7 +644,9 @@ async fn fault_case(
         v.commit().unwrap();
         acknowledged.insert(name, data);
     }
-    let attempted = vec![0xABu8; 200_000];
+    // Larger than the log file's spare bytes (it grows in steps of at least 1 MiB), so the
+    // commit's write grows the file and a quota fault can hit it.
+    let attempted = vec![0xABu8; 1_500_000];
     if action == Action::Close {
         let id = v.open("f0").unwrap();
         v.write(id, 0, &attempted).unwrap();

@@ -7,7 +7,7 @@ use web_time::Instant;
 
 use crate::error::{Error, Result};
 use crate::format::{encode_ids, FrameKind, MAX_ID_LIST, PAGE, PAGE_SIZE};
-use crate::storage::{PhysicalFile, PhysicalFileId, Storage};
+use crate::storage::{PhysicalFile, PhysicalFileId, Storage, StorageError};
 
 use super::log::LogWriter;
 use super::maps::Content;
@@ -636,8 +636,17 @@ impl<S: Storage> Volume<S> {
             if self.repair_log_tail().is_err() {
                 return Err(self.poison(err));
             }
-            if pad > 0 && matches!(err, Error::OutOfSpace { .. }) {
-                // The step did not fit: the frames alone may.
+            if pad > 0
+                && matches!(
+                    err,
+                    Error::OutOfSpace {
+                        source: StorageError::QuotaExceeded { .. },
+                        ..
+                    }
+                )
+            {
+                // The step did not fit the quota: the frames alone may. (A short write or an
+                // absurd count is not retried: the browser misbehaved; say so.)
                 pad = 0;
                 continue;
             }
