@@ -1,7 +1,7 @@
 //! One execution: mount the image, run the plan, check the rules listed in the crate docs.
 //! A broken rule panics (libFuzzer reports it as a crash, with the input saved).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use opfs_vfs::storage::MemoryStorage;
@@ -429,13 +429,14 @@ impl Run {
                 let r = v.flush();
                 self.committed_or_rolled_back(r, "flush");
             }
+            // Both commit open changes first (`Volume::checkpoint`, `Volume::compact`).
             Op::Checkpoint => {
                 let r = v.checkpoint();
-                self.note(r, "checkpoint");
+                self.committed_then_more(r, "checkpoint");
             }
             Op::Compact => {
                 let r = v.compact();
-                self.note(r, "compact");
+                self.committed_then_more(r, "compact");
             }
             Op::Poll => {
                 let r = v.poll().map(|_| ());
@@ -492,6 +493,34 @@ impl Run {
         }
         self.invariants(&v, &format!("{op:?}"));
         Some(v)
+    }
+
+    /// An operation that commits, then does more work that can fail on its own (a
+    /// checkpoint): on success everything is committed; on failure the commit may or may not
+    /// have happened, so what differs from the last committed view is no longer known.
+    fn committed_then_more(&mut self, r: Result<(), Error>, what: &str) {
+        if self.note(r, what) {
+            self.model.committed = self.model.live.clone();
+            return;
+        }
+        let names: BTreeSet<String> = self
+            .model
+            .live
+            .keys()
+            .chain(self.model.committed.keys())
+            .cloned()
+            .collect();
+        for n in names {
+            let same = match (self.model.live.get(&n), self.model.committed.get(&n)) {
+                (Some(Known::Bytes(a)), Some(Known::Bytes(b))) => a == b,
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                self.model.live.insert(n.clone(), Known::Unknown);
+                self.model.committed.insert(n, Known::Unknown);
+            }
+        }
     }
 
     fn committed_or_rolled_back(&mut self, r: Result<(), Error>, what: &str) {
