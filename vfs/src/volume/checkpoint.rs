@@ -670,7 +670,10 @@ impl<S: Storage> Volume<S> {
         }
         let log = PhysicalFileId::Log;
         let logical: u64 = self.files.values().map(|f| f.size).sum();
-        let keep = self.log.written.max(super::txn::log_step(logical));
+        let mut keep = self.log.written.max(super::txn::log_step(logical));
+        if !self.spare_log_fits(keep) {
+            keep = self.log.written;
+        }
         if self.physical_len[1] > keep && self.storage.file(log).set_len(keep).is_ok() {
             self.physical_len[1] = keep;
         }

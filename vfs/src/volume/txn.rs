@@ -667,19 +667,26 @@ impl<S: Storage> Volume<S> {
         let logical: u64 = self.files.values().map(|f| f.size).sum();
         let step = log_step(logical);
         let pad = end.next_multiple_of(step) - end;
+        if self.spare_log_fits(end + pad) {
+            pad
+        } else {
+            0
+        }
+    }
+
+    /// Whether a log file of `len` bytes leaves a known space limit's reserve free (always,
+    /// without a limit). Spare log bytes are quota the database cannot use: near a limit the
+    /// log file holds only its frames.
+    pub(crate) fn spare_log_fits(&self, len: u64) -> bool {
         let limit = self
             .opts
             .space_limit
             .into_iter()
             .chain(self.learned_space_limit)
             .min();
-        if let Some(limit) = limit {
-            let after = self.data_bytes() + end + pad;
-            if after.saturating_add(space_reserve(limit)) > limit {
-                return 0;
-            }
-        }
-        pad
+        limit.is_none_or(|limit| {
+            (self.data_bytes() + len).saturating_add(space_reserve(limit)) <= limit
+        })
     }
 
     /// Cuts the log file to its last frame (close: the file at rest holds no spare bytes).
