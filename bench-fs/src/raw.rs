@@ -137,6 +137,31 @@ fn series(
         .ok_or_else(|| FsError::Unsupported(format!("{name}: no calls")))
 }
 
+/// `m` pairs of a `buf.len()`-byte write at the next offset (0, len, 2·len, ...) and a
+/// `flush()`, timing each pair and each flush alone (µs).
+fn write_flush_pairs(
+    h: &SyncHandle,
+    clock: &Clock,
+    buf: &[u8],
+    m: u32,
+) -> Result<(Vec<f64>, Vec<f64>), FsError> {
+    let mut pairs = Vec::with_capacity(m as usize);
+    let mut flushes = Vec::with_capacity(m as usize);
+    for i in 0..u64::from(m) {
+        let opts = js::at(i * buf.len() as u64)?;
+        let t0 = clock.now();
+        let w = h.write_with(buf, &opts);
+        let t1 = clock.now();
+        let f = h.flush();
+        let t2 = clock.now();
+        w?;
+        f?;
+        pairs.push((t2 - t0) * 1e3);
+        flushes.push((t2 - t1) * 1e3);
+    }
+    Ok((pairs, flushes))
+}
+
 /// Appends `total` bytes in calls of `chunk` bytes (the last may be shorter), timing each.
 fn appends(
     h: &SyncHandle,
@@ -224,20 +249,7 @@ async fn run_once(
     // append+flush
     let start = clock.now();
     let h = fresh(d, "append-flush.bin").await?;
-    let mut pairs = Vec::with_capacity(m as usize);
-    let mut flushes = Vec::with_capacity(m as usize);
-    for i in 0..u64::from(m) {
-        let opts = js::at(i * u64::from(cfg.small_bytes))?;
-        let t0 = clock.now();
-        let w = h.write_with(buf, &opts);
-        let t1 = clock.now();
-        let f = h.flush();
-        let t2 = clock.now();
-        w?;
-        f?;
-        pairs.push((t2 - t0) * 1e3);
-        flushes.push((t2 - t1) * 1e3);
-    }
+    let (pairs, flushes) = write_flush_pairs(&h, clock, buf, m)?;
     discard(d, "append-flush.bin", h).await?;
     let flush_total = u64::from(m) * u64::from(cfg.small_bytes);
     out.push(series("append+flush", cfg.small_bytes, flush_total, pairs)?);
@@ -252,20 +264,7 @@ async fn run_once(
     h.write_at(&sized, 0)?;
     h.flush()?;
     drop(sized);
-    let mut pairs = Vec::with_capacity(m as usize);
-    let mut flushes = Vec::with_capacity(m as usize);
-    for i in 0..u64::from(m) {
-        let opts = js::at(i * u64::from(cfg.small_bytes))?;
-        let t0 = clock.now();
-        let w = h.write_with(buf, &opts);
-        let t1 = clock.now();
-        let f = h.flush();
-        let t2 = clock.now();
-        w?;
-        f?;
-        pairs.push((t2 - t0) * 1e3);
-        flushes.push((t2 - t1) * 1e3);
-    }
+    let (pairs, flushes) = write_flush_pairs(&h, clock, buf, m)?;
     discard(d, "overwrite-flush.bin", h).await?;
     out.push(series(
         "overwrite+flush",

@@ -95,19 +95,12 @@ impl<S: Storage> Volume<S> {
     }
 
     fn proportional(&self, bytes: u64) -> u64 {
-        let logical: u64 = self.files.values().map(|f| f.size).sum();
-        bytes.max((logical / 16).min(256 << 20))
+        bytes.max((self.logical_bytes() / 16).min(256 << 20))
     }
 
     /// Near a space limit: the log size that keeps a checkpoint possible. `u64::MAX`: no limit.
     fn space_threshold(&self) -> u64 {
-        let limit = self
-            .opts
-            .space_limit
-            .into_iter()
-            .chain(self.learned_space_limit)
-            .min();
-        match limit {
+        match self.known_space_limit() {
             // A checkpoint needs up to the log's size of new data blocks while the log still
             // exists: data + 2 × log must fit, with room for the commit that passes the
             // threshold. A third of what is left keeps that.
@@ -668,15 +661,11 @@ impl<S: Storage> Volume<S> {
                 return;
             }
         }
-        let log = PhysicalFileId::Log;
-        let logical: u64 = self.files.values().map(|f| f.size).sum();
-        let mut keep = self.log.written.max(super::txn::log_step(logical));
+        let mut keep = self.log.written.max(self.log_step());
         if !self.spare_log_fits(keep) {
             keep = self.log.written;
         }
-        if self.physical_len[1] > keep && self.storage.file(log).set_len(keep).is_ok() {
-            self.physical_len[1] = keep;
-        }
+        self.cut_log_file(keep);
     }
 
     /// Gives a free tail of the data file back (one truncate call; only when it is worth it).

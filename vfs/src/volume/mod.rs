@@ -423,6 +423,21 @@ impl<S: Storage> Volume<S> {
         self.data_bytes() + self.log.end().max(self.physical_len[1])
     }
 
+    /// Sum of the logical files' lengths.
+    pub(crate) fn logical_bytes(&self) -> u64 {
+        self.files.values().map(|f| f.size).sum()
+    }
+
+    /// The space limit the volume keeps to: the option's or the one learned from a quota
+    /// error, whichever is smaller. `None`: unknown.
+    pub(crate) fn known_space_limit(&self) -> Option<u64> {
+        self.opts
+            .space_limit
+            .into_iter()
+            .chain(self.learned_space_limit)
+            .min()
+    }
+
     /// The data file's length: the allocated extent or the file's length, whichever is larger.
     pub(crate) fn data_bytes(&self) -> u64 {
         (self.alloc.count * PAGE).max(self.physical_len[0])

@@ -664,9 +664,7 @@ impl<S: Storage> Volume<S> {
         if end <= self.physical_len[1] {
             return 0;
         }
-        let logical: u64 = self.files.values().map(|f| f.size).sum();
-        let step = log_step(logical);
-        let pad = end.next_multiple_of(step) - end;
+        let pad = end.next_multiple_of(self.log_step()) - end;
         if self.spare_log_fits(end + pad) {
             pad
         } else {
@@ -678,25 +676,23 @@ impl<S: Storage> Volume<S> {
     /// without a limit). Spare log bytes are quota the database cannot use: near a limit the
     /// log file holds only its frames.
     pub(crate) fn spare_log_fits(&self, len: u64) -> bool {
-        let limit = self
-            .opts
-            .space_limit
-            .into_iter()
-            .chain(self.learned_space_limit)
-            .min();
-        limit.is_none_or(|limit| {
+        self.known_space_limit().is_none_or(|limit| {
             (self.data_bytes() + len).saturating_add(space_reserve(limit)) <= limit
         })
     }
 
-    /// Cuts the log file to its last frame (close: the file at rest holds no spare bytes).
-    fn trim_log_file(&mut self) {
+    /// The step by which the log file grows now ([`log_step`] of the logical bytes).
+    pub(crate) fn log_step(&self) -> u64 {
+        log_step(self.logical_bytes())
+    }
+
+    /// Cuts the log file to `keep` bytes (at least the written frames) if it is longer; a
+    /// failure is harmless (spare bytes never chain) and ignored.
+    pub(crate) fn cut_log_file(&mut self, keep: u64) {
+        debug_assert!(keep >= self.log.written);
         let log = PhysicalFileId::Log;
-        if self.log.buf.is_empty()
-            && self.physical_len[1] > self.log.written
-            && self.storage.file(log).set_len(self.log.written).is_ok()
-        {
-            self.physical_len[1] = self.log.written;
+        if self.physical_len[1] > keep && self.storage.file(log).set_len(keep).is_ok() {
+            self.physical_len[1] = keep;
         }
     }
 
@@ -869,7 +865,10 @@ impl<S: Storage> Volume<S> {
         // A checkpoint that failed in a way that poisons leaves the durability of what was
         // flushed before intact, but of nothing after: say so.
         self.check_writable()?;
-        self.trim_log_file();
+        // At rest the log file holds no spare bytes.
+        if self.log.buf.is_empty() {
+            self.cut_log_file(self.log.written);
+        }
         Ok(self.storage.into_inner())
     }
 
