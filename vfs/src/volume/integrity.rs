@@ -157,6 +157,13 @@ impl<S: Storage> Volume<S> {
     /// superblock, referenced (home or catalog blob), free, or pending-free; logged and homed
     /// pages lie within their files; resident contents have their file's length.
     pub fn check_invariants(&self) -> Result<(), String> {
+        let sum: u64 = self.files.values().map(|f| f.size).sum();
+        if sum != self.logical_total {
+            return Err(format!(
+                "running logical total {} differs from the files' sizes {sum}",
+                self.logical_total
+            ));
+        }
         // Names.
         let mut live = 0usize;
         for (&id, f) in &self.files {

@@ -110,6 +110,10 @@ pub struct Volume<S: Storage> {
     // --- files ---
     /// Committed state by file id.
     pub(crate) files: HashMap<u64, FileState>,
+    /// Sum of `files`' sizes, kept by every change of a committed size (commit, replay, catalog
+    /// load) so that the commit path's thresholds do not walk every file (invariant checked by
+    /// [`Volume::check_invariants`]).
+    pub(crate) logical_total: u64,
     /// The open transaction's changes by file id.
     pub(crate) pending: BTreeMap<u64, Pending>,
     /// Live names (after pending renames, creates and deletes).
@@ -425,7 +429,12 @@ impl<S: Storage> Volume<S> {
 
     /// Sum of the logical files' lengths.
     pub(crate) fn logical_bytes(&self) -> u64 {
-        self.files.values().map(|f| f.size).sum()
+        self.logical_total
+    }
+
+    /// Recomputes [`Self::logical_bytes`] from the files (after a catalog load or a replay).
+    pub(crate) fn recount_logical_bytes(&mut self) {
+        self.logical_total = self.files.values().map(|f| f.size).sum();
     }
 
     /// The space limit the volume keeps to: the option's or the one learned from a quota

@@ -206,6 +206,7 @@ impl<S: Storage> Volume<S> {
             },
             alloc: Allocator::new(sb.block_count),
             files: HashMap::new(),
+            logical_total: 0,
             pending: BTreeMap::new(),
             names: HashMap::new(),
             next_file_id: sb.next_file_id,
@@ -425,6 +426,7 @@ impl<S: Storage> Volume<S> {
         if next < self.alloc.count {
             self.alloc.free.insert(next, self.alloc.count);
         }
+        self.recount_logical_bytes();
         Ok(())
     }
 
@@ -629,6 +631,7 @@ impl<S: Storage> Volume<S> {
                         .files
                         .remove(&id)
                         .ok_or_else(|| bad(format!("delete of missing file {id}")))?;
+                    self.logical_total -= f.size;
                     self.release_file(id, f);
                 }
                 FrameKind::SetLen => {
@@ -658,6 +661,7 @@ impl<S: Storage> Volume<S> {
                             f.resident = None;
                         }
                     }
+                    self.logical_total = self.logical_total - f.size + len;
                     f.size = len;
                     f.dirty = true;
                 }

@@ -470,6 +470,7 @@ impl<S: Storage> Volume<S> {
                 .insert(id / crate::format::ENTRY_CHUNK_FILES);
             if p.deleted {
                 if let Some(f) = self.files.remove(&id) {
+                    self.logical_total -= f.size;
                     self.release_file(id, f);
                 }
                 continue;
@@ -500,6 +501,7 @@ impl<S: Storage> Volume<S> {
                 }
                 self.cache.cut(id, keep);
             }
+            self.logical_total = self.logical_total - f.size + p.size;
             f.size = p.size;
             if let Some(c) = &mut f.resident {
                 if c.set_len(p.size).is_err() {
