@@ -7,7 +7,7 @@
 #   d. cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-results -p bench-sql -p bench-fs -p web --all-targets -- -D warnings
 #      and the template (examples/notes-app, not a workspace member): fmt --check + wasm32 clippy
 #   e. cargo test --workspace                                           (native)
-#      then fuzz/ (fmt, and a 60 s run of the mount target from its committed seeds)
+#      then fuzz/ (fmt, and a 30 s run of the mount target from its committed seeds)
 #      then the end-to-end gates: web/build.sh, serve build, the page's quick preset in headless
 #      Chromium and Firefox (bench-runner/tests/e2e.rs, run with --ignored), and the template
 #      built outside the workspace and driven in both browsers (bench-runner/tests/template_e2e.rs),
@@ -21,7 +21,7 @@
 #                                  run_in_dedicated_worker
 #   SKIP_BROWSER_TESTS=1           skip the end-to-end gates and gate f
 #   WASM_BINDGEN_TEST_TIMEOUT      seconds per browser test binary (default here: 300)
-#   FUZZ_SECONDS                   length of the "fuzz (short)" gate (default 60)
+#   FUZZ_SECONDS                   length of the "fuzz (short)" gate (default 30)
 #   PROPTEST_CASES, CRASH_POINTS, RUST_LOG, ...  passed through to the tests unchanged
 #   SETUP_SKIP_BROWSERS=1 etc.     passed through to scripts/setup.sh
 set -euo pipefail
@@ -99,11 +99,12 @@ gate "cargo test (native)" cargo test --workspace
 # Fuzzing (issue 9, fuzz/README.md): fuzz/ is not a workspace member (nightly, cargo-fuzz), so its
 # format is checked here; then a short run of the mount target from the committed seeds (new
 # inputs go to a scratch corpus; a crash fails the gate and leaves its input in
-# target/fuzz-artifacts/). FUZZ_SECONDS sets the length (default 60).
+# target/fuzz-artifacts/). FUZZ_SECONDS sets the length (default 30: every committed seed runs
+# first; the gate proves the harness builds and the seeds pass, the long runs are fuzz/README.md's).
 gate "fuzz fmt" cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 FUZZ_SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/opfs-vfs-fuzz.XXXXXX")"
 gate "fuzz (short)" env FUZZ_CORPUS="$FUZZ_SCRATCH" FUZZ_ARTIFACTS="$ROOT/target/fuzz-artifacts/" \
-    bash fuzz/run.sh -max_total_time="${FUZZ_SECONDS:-60}"
+    bash fuzz/run.sh -max_total_time="${FUZZ_SECONDS:-30}"
 rm -rf "$FUZZ_SCRATCH"
 
 # End-to-end (issue 6): build the page and the serve binary, then run the page's quick preset in

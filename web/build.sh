@@ -34,6 +34,9 @@ if [[ -n "$lock_version" && "$lock_version" != "$cli_version" ]]; then
 fi
 
 start=$(date +%s)
+# No DWARF in the page's module (the workspace's release profile keeps line tables for native
+# `perf`); the name section that browsers' profilers show is kept either way.
+export CARGO_PROFILE_RELEASE_DEBUG="${CARGO_PROFILE_RELEASE_DEBUG:-0}"
 rm -rf "$dist"
 mkdir -p "$dist"
 # wasm-pack resolves --out-dir relative to the crate directory.

@@ -26,6 +26,7 @@
 //! - `E2E_SERVE_BIN`: the serve binary (default: `target/release/serve`, else `target/debug/serve`).
 //! - `E2E_PAGE_DIR`: the built page (default: `web/dist`).
 //! - `E2E_BROWSERS`: `chromium,firefox` (default: both).
+//! - `E2E_SEQUENTIAL=1`: one browser after the other (default: all at once).
 //! - `E2E_TIMEOUT_SECS`: per browser (default: 400).
 
 use std::path::{Path, PathBuf};
@@ -111,50 +112,67 @@ fn setup() -> Setup {
     }
 }
 
-/// Serves `page_dir` and runs `params` in every browser of `s`; returns the outcomes.
+/// Serves `page_dir` and runs `params` in every browser of `s`, all at once (one thread and
+/// WebDriver session each: the e2e checks what the page produces, not its speed, and most of
+/// the wall time is the browsers waiting on OPFS, e.g. PGlite's pool of 1,000 access handles
+/// in Firefox; `E2E_SEQUENTIAL=1` runs them one after the other); returns the outcomes in the
+/// order of `s.browsers`.
 fn run_all(
     s: &Setup,
     page_dir: &Path,
     params: &PageParams,
     tag: &str,
 ) -> Vec<(Browser, Result<Outcome, String>)> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let server = start_serve(
-            &PageSource::Serve {
-                bin: Some(s.serve_bin.clone()),
-                dir: page_dir.to_path_buf(),
-            },
-            &s.root,
-            &s.out,
-        )
-        .expect("e2e: starting serve");
-        let mut outcomes = Vec::new();
-        for &browser in &s.browsers {
-            let t = Instant::now();
-            let opts = DriveOptions {
-                browser,
-                tools: s.tools.clone(),
-                page_url: server.url.clone(),
-                params: params.clone(),
-                timeout: s.timeout,
-                window: (1280, 1600),
-                screenshot: Some(s.out.join(format!("{}-{tag}.png", browser.name()))),
-                log_dir: s.out.clone(),
-                verbose: true,
-                emulate_phone: None,
-            };
-            let outcome = run_browser(&opts).await.map_err(|e| e.to_string());
-            eprintln!(
-                "e2e {tag}: {browser}: page finished in {:.1} s",
-                t.elapsed().as_secs_f64()
-            );
-            outcomes.push((browser, outcome));
-        }
-        outcomes
+    let server = start_serve(
+        &PageSource::Serve {
+            bin: Some(s.serve_bin.clone()),
+            dir: page_dir.to_path_buf(),
+        },
+        &s.root,
+        &s.out,
+    )
+    .expect("e2e: starting serve");
+    let run_one = |browser: Browser| {
+        let t = Instant::now();
+        let opts = DriveOptions {
+            browser,
+            tools: s.tools.clone(),
+            page_url: server.url.clone(),
+            params: params.clone(),
+            timeout: s.timeout,
+            window: (1280, 1600),
+            screenshot: Some(s.out.join(format!("{}-{tag}.png", browser.name()))),
+            log_dir: s.out.clone(),
+            verbose: true,
+            emulate_phone: None,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let outcome = rt.block_on(run_browser(&opts)).map_err(|e| e.to_string());
+        eprintln!(
+            "e2e {tag}: {browser}: page finished in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+        (browser, outcome)
+    };
+    if std::env::var_os("E2E_SEQUENTIAL").is_some_and(|v| v == "1") {
+        return s.browsers.iter().map(|&b| run_one(b)).collect();
+    }
+    std::thread::scope(|scope| {
+        let running: Vec<_> = s
+            .browsers
+            .iter()
+            .map(|&b| (b, scope.spawn(move || run_one(b))))
+            .collect();
+        running
+            .into_iter()
+            .map(|(b, h)| {
+                h.join()
+                    .unwrap_or_else(|_| (b, Err(format!("{b}: the driving thread panicked"))))
+            })
+            .collect()
     })
 }
 
