@@ -36,6 +36,46 @@ pub const WRITER_READER: &str = "writer-reader";
 /// Closing and reopening two sync access handles.
 pub const FLOOR: &str = "floor";
 
+/// The steps of one hand-off in [`HandoffRun::spans_ms`], in order, with what each spans
+/// (taker: the install that asks; giver: the one that holds the volume). All but `request`
+/// follow each other on the critical path; `request` overlaps `message`.
+pub const SPANS: [(&str, &str); 13] = [
+    ("post", "taker: acquire called → request message posted"),
+    (
+        "request",
+        "taker: request message posted → Web Lock requested",
+    ),
+    (
+        "message",
+        "request posted → giver's channel message handler runs",
+    ),
+    ("notice", "giver's message handler → its hand-over starts"),
+    (
+        "durable",
+        "giver: leftovers committed, everything flushed (Volume::release)",
+    ),
+    ("close", "giver: both access handles closed"),
+    ("unlock", "giver: the Web Lock released"),
+    (
+        "grant",
+        "giver released the Web Lock → taker's lock callback runs",
+    ),
+    ("wake", "taker's lock callback → its waiting future resumes"),
+    ("open", "taker: both access handles opened"),
+    (
+        "catch-up",
+        "taker: Volume::resume (reads the log since it last held the volume)",
+    ),
+    (
+        "sql",
+        "the statement after the hand-off (the solo loop's: solo-sql)",
+    ),
+    (
+        "enter+return",
+        "taker: into acquire before asking, and out of it after the catch-up",
+    ),
+];
+
 /// How the suite was run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HandoffConfig {
@@ -118,6 +158,10 @@ pub struct HandoffRun {
     /// up; `ShareStats::last_acquire_ms`).
     #[serde(default)]
     pub take_over_ms: Vec<f64>,
+    /// Per hand-off, where the time went, by step ([`SPANS`]: from the installs' share
+    /// timestamps, one clock in one worker; single readings, so they carry the timer step).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub spans_ms: std::collections::BTreeMap<String, Vec<f64>>,
     /// Counted physical calls (read, write, flush, len, set_len) of both installs during the
     /// hand-offs, summed (opening and closing handles is not among them).
     pub calls: u64,

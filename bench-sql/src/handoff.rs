@@ -219,9 +219,43 @@ impl Round {
             if let Some(s) = self.tabs[1 - k].inst.share_stats() {
                 run.release_ms.push(s.last_release_ms);
             }
+            if let (Some(t), Some(g)) = (
+                self.tabs[k].inst.share_stats().map(|s| s.times),
+                self.tabs[1 - k].inst.share_stats().map(|s| s.times),
+            ) {
+                let spans = [
+                    ("post", t.posted - t.asked),
+                    ("request", t.requested - t.posted),
+                    ("message", g.message - t.posted),
+                    ("notice", g.check - g.message),
+                    ("durable", g.durable - g.check),
+                    ("close", g.closed - g.durable),
+                    ("unlock", g.unlocked - g.closed),
+                    ("grant", t.granted - g.unlocked),
+                    ("wake", t.woke - t.granted),
+                    ("open", t.opened - t.woke),
+                    ("catch-up", t.held - t.opened),
+                ];
+                for (name, ms) in spans {
+                    run.spans_ms.entry(name.to_owned()).or_default().push(ms);
+                }
+                // Around the share's own steps: entering `acquire` and returning the guard.
+                let inside = t.held - t.asked;
+                run.spans_ms
+                    .entry("enter+return".to_owned())
+                    .or_default()
+                    .push(waited - inside);
+            }
         }
+        let sql = Instant::now();
         let r = self.exec(k, op, run);
+        let sql_ms = ms_since(sql);
         drop(guard);
+        let span = if record { "sql" } else { "solo-sql" };
+        run.spans_ms
+            .entry(span.to_owned())
+            .or_default()
+            .push(sql_ms);
         r
     }
 

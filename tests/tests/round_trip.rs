@@ -109,6 +109,12 @@ fn document() -> Document {
         acquire_ms: vec![7.0 * k, 8.0, 7.5, 7.2],
         release_ms: vec![1.8, 1.7, 1.9, 1.8],
         take_over_ms: vec![3.1, 3.0, 3.2, 3.1],
+        spans_ms: [
+            ("open".to_owned(), vec![1.6, 1.7, 1.6, 1.5]),
+            ("grant".to_owned(), vec![0.4, 0.3, 0.4, 0.5]),
+        ]
+        .into_iter()
+        .collect(),
         calls: 16,
         bytes_read: 4 * 24_000,
         bytes_written: 0,

@@ -34,6 +34,10 @@ pub struct CatchUp {
     pub reloaded: bool,
 }
 
+/// Bytes of log the catch-up reads first (more follow while frames continue): one window of
+/// the mount's replay, several single-row commits of a typical database.
+const CATCH_UP_FIRST_READ: u64 = 64 << 10;
+
 impl<S: Storage> Volume<S> {
     /// Whether the volume is released to another holder (see the module docs).
     pub fn is_released(&self) -> bool {
@@ -107,15 +111,20 @@ impl<S: Storage> Volume<S> {
                 !matches!(Superblock::decode(&slots[j..j + PAGE_SIZE]),
                     Slot::Valid(sb) if sb.generation > self.sb.generation)
             };
-        // What another holder wrote may exist only in the OS cache (it may have died).
-        self.data_flushed = false;
         let mut up = CatchUp::default();
         let before = self.stats.recovered_commits;
         if same {
             let start = self.log.written;
             let chain = self.log.written_chain;
-            let mut first =
-                vec![0u8; crate::volume::usize_of(log_len.saturating_sub(start).min(256 << 10))?];
+            // The log file grows in steps (zeros after the frames), so most of what lies
+            // after `start` is spare: read one window (usually one commit or a few), and let
+            // the replay read on while frames continue.
+            let mut first = vec![
+                0u8;
+                crate::volume::usize_of(
+                    log_len.saturating_sub(start).min(CATCH_UP_FIRST_READ)
+                )?
+            ];
             if !first.is_empty() {
                 let n = self
                     .storage
@@ -135,6 +144,12 @@ impl<S: Storage> Volume<S> {
             let continues = header.iter().all(|&b| b == 0)
                 || crate::format::decode_frame(&first, self.log.salt, chain).is_ok();
             if continues {
+                // The data file is as this volume left it: the same superblock in its slot, no
+                // newer one in the other (a holder that died mid-checkpoint can only have
+                // written free blocks or a torn other slot, neither of which this epoch's log
+                // depends on). So whether its superblock is flushed is what it was at release:
+                // `data_flushed` keeps its value, and the first commit after a take-over does
+                // not flush the data file again.
                 up.log_bytes = self.replay_log(start, chain, first, log_len)?;
             } else {
                 self.reload(data_len, log_len)?;
@@ -153,6 +168,9 @@ impl<S: Storage> Volume<S> {
 
     /// Forgets the in-memory state and loads the volume again from storage, as a mount does.
     fn reload(&mut self, data_len: u64, log_len: u64) -> Result<()> {
+        // A new superblock another holder wrote may exist only in the OS cache (it may have
+        // died before flushing it): flush the data file before this volume's first log write.
+        self.data_flushed = false;
         let mut slots = vec![0u8; 2 * PAGE_SIZE];
         read_zero_filled(&mut self.storage.file(PhysicalFileId::Data), 0, &mut slots)
             .map_err(|e| Error::from_storage(PhysicalFileId::Data, e))?;

@@ -76,7 +76,7 @@ use web_time::Instant;
 
 mod share;
 
-pub use share::{HoldGuard, ShareStats};
+pub use share::{HoldGuard, ShareStats, ShareTimes};
 
 use crate::sqlite::{self, RegisterError, SharedVolume, VfsHandle, VfsOptions};
 use crate::storage::{OpfsStorage, OriginUsage, StorageError};
@@ -481,7 +481,7 @@ impl Drop for DeadlineTimer {
 }
 
 /// `performance.now()` in ms (0 if there is no `performance`).
-fn now_ms() -> f64 {
+pub(crate) fn now_ms() -> f64 {
     let global = js_sys::global();
     Reflect::get(&global, &JsValue::from_str("performance"))
         .ok()

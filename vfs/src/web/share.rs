@@ -58,6 +58,39 @@ pub struct ShareStats {
     pub last_wait_ms: f64,
     /// What the last catch-up read.
     pub last_catch_up: CatchUp,
+    /// When the steps of the last hand-over and take-over happened here.
+    pub times: ShareTimes,
+}
+
+/// When (ms on `performance.now()`'s clock; 0: not yet) this context last passed each step
+/// of a hand-off, as giver or taker. Contexts of one worker share the clock, so a benchmark
+/// running two installs in one worker can subtract one's times from the other's.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ShareTimes {
+    /// Taker: `acquire` started waiting (before the Web Lock request).
+    pub asked: f64,
+    /// Taker: the request message was posted.
+    pub posted: f64,
+    /// Taker: the Web Lock was requested (after the message).
+    pub requested: f64,
+    /// Taker: the Web Lock's callback ran (the lock was granted).
+    pub granted: f64,
+    /// Taker: the waiting future resumed after the grant.
+    pub woke: f64,
+    /// Taker: both access handles were open again.
+    pub opened: f64,
+    /// Taker: the catch-up was done (holding).
+    pub held: f64,
+    /// Giver: the request message arrived.
+    pub message: f64,
+    /// Giver: the hand-over started (the idle check ran).
+    pub check: f64,
+    /// Giver: everything was durable (`Volume::release` returned).
+    pub durable: f64,
+    /// Giver: both access handles were closed.
+    pub closed: f64,
+    /// Giver: the Web Lock was released.
+    pub unlocked: f64,
 }
 
 pub(crate) struct Share {
@@ -120,7 +153,11 @@ fn call(target: &JsValue, method: &str, args: &[&JsValue]) -> Result<JsValue, In
 
 /// Requests the exclusive Web Lock `name`. Returns a promise resolved when it is granted (or
 /// rejected when `signal` aborts the request) and the function that releases it.
-fn lock_request(name: &str, signal: &JsValue) -> Result<(Promise, Function), InstallError> {
+fn lock_request(
+    name: &str,
+    signal: &JsValue,
+    granted_at: Rc<Cell<f64>>,
+) -> Result<(Promise, Function), InstallError> {
     let mut release: Option<Function> = None;
     let held = Promise::new(&mut |resolve, _reject| release = Some(resolve));
     let release = release.ok_or_else(|| unsupported("Promise", &JsValue::NULL))?;
@@ -137,7 +174,9 @@ fn lock_request(name: &str, signal: &JsValue) -> Result<(Promise, Function), Ins
     let granted = Promise::new(&mut |resolve, reject| {
         let held = held.clone();
         // Called once, when the lock is granted; the lock stays held until `held` settles.
+        let granted_at = granted_at.clone();
         let cb = Closure::once_into_js(move |_lock: JsValue| -> JsValue {
+            granted_at.set(super::now_ms());
             let _ = resolve.call0(&JsValue::NULL);
             held.into()
         });
@@ -156,6 +195,10 @@ fn lock_request(name: &str, signal: &JsValue) -> Result<(Promise, Function), Ins
     outcome?;
     Ok((granted, release))
 }
+
+/// While waiting for the lock, the request is posted again this often: a context that took
+/// the lock after the first message had not heard it.
+const ASK_AGAIN_MS: u32 = 200;
 
 /// Resolves after `d` (setTimeout).
 async fn sleep(d: Duration) {
@@ -193,9 +236,17 @@ impl Share {
             let data = Reflect::get(&ev, &"data".into()).unwrap_or(JsValue::UNDEFINED);
             if data.as_string().as_deref() == Some("want") {
                 if let Some(s) = weak.upgrade() {
-                    s.bump(|st| st.requests_seen += 1);
+                    let t = super::now_ms();
+                    s.bump(|st| {
+                        st.requests_seen += 1;
+                        st.times.message = t;
+                    });
                     s.wanted.set(true);
-                    s.schedule_check(Duration::ZERO);
+                    // Hand over from this task, not a timer's: the message handler runs
+                    // between the worker's tasks, so no call into the volume is under way (an
+                    // idle check refuses if one were: the volume is borrowed), and a busy
+                    // holder looks again later (`check_idle`).
+                    s.check_idle();
                 }
             }
         });
@@ -229,9 +280,24 @@ impl Share {
             .as_ref()
             .and_then(|c| Reflect::get(c, &"signal".into()).ok())
             .unwrap_or(JsValue::UNDEFINED);
-        let (granted, release) = lock_request(&self.lock_name, &signal)?;
-        // Ask after requesting, so the holder's release finds our request queued.
+        let asked = super::now_ms();
+        // Ask first, then request the lock: the message's trip to the holder overlaps with
+        // queuing the request (each goes through the browser; Chromium 156 here: the request
+        // call ~0.2 ms, the message ~0.3 ms), and the holder takes a millisecond or more
+        // (flush, close two handles) before
+        // it releases, by which time the request is queued. If it is not, the lock is free
+        // when the request arrives and is granted at once; if the holder took the lock back
+        // meanwhile, it hears the request repeated below.
         let _ = call(&self.channel, "postMessage", &[&JsValue::from_str("want")]);
+        let posted = super::now_ms();
+        let granted_at = Rc::new(Cell::new(0.0));
+        let (granted, release) = lock_request(&self.lock_name, &signal, granted_at.clone())?;
+        let requested = super::now_ms();
+        self.bump(|s| {
+            s.times.asked = asked;
+            s.times.posted = posted;
+            s.times.requested = requested;
+        });
         // 0: pending, 1: granted, 2: rejected (aborted).
         let state = Rc::new(Cell::new(0u8));
         let (s1, s2) = (state.clone(), state.clone());
@@ -248,19 +314,34 @@ impl Share {
             .map_err(|v| unsupported("Promise.then", &v))?;
         let start = Instant::now();
         loop {
+            let mut timer = JsValue::UNDEFINED;
             let tick = Promise::new(&mut |resolve, _| {
                 let g = global();
                 if let Ok(f) = get(&g, "setTimeout").and_then(|f| {
                     f.dyn_into::<Function>()
                         .map_err(|v| unsupported("setTimeout", &v))
                 }) {
-                    let _ = f.call2(&g, &resolve, &JsValue::from(200));
+                    timer = f
+                        .call2(&g, &resolve, &JsValue::from(ASK_AGAIN_MS))
+                        .unwrap_or(JsValue::UNDEFINED);
                 }
             });
             let either = Promise::race(&js_sys::Array::of2(&watched, &tick));
             let _ = JsFuture::from(either).await;
+            // Granted (or aborted) before the tick: cancel it, so that no timer per hand-off
+            // is left to fire later.
+            if state.get() != 0 && !timer.is_undefined() {
+                let _ = call(&global(), "clearTimeout", &[&timer]);
+            }
             match state.get() {
-                1 => return Ok(release),
+                1 => {
+                    let woke = super::now_ms();
+                    self.bump(|s| {
+                        s.times.granted = granted_at.get();
+                        s.times.woke = woke;
+                    });
+                    return Ok(release);
+                }
                 2 => {
                     return Err(InstallError::Busy {
                         message: format!("the request for {:?} was aborted", self.lock_name),
@@ -342,6 +423,8 @@ impl Share {
         if !self.holding.get() || !self.wanted.get() || self.guards.get() > 0 {
             return;
         }
+        let t = super::now_ms();
+        self.bump(|s| s.times.check = t);
         match self.release_now() {
             Ok(true) => {}
             // Busy (a transaction is open): look again in a moment.
@@ -378,17 +461,23 @@ impl Share {
             // A failed flush poisons; what was written is visible to the next holder.
             Err(_) => {}
         }
+        let durable = super::now_ms();
         vol.storage_mut().release();
         drop(vol);
+        let closed = super::now_ms();
         self.holding.set(false);
         self.wanted.set(false);
         if let Some(release) = self.release_lock.borrow_mut().take() {
             let _ = release.call0(&JsValue::NULL);
         }
         let ms = start.elapsed().as_secs_f64() * 1000.0;
+        let unlocked = super::now_ms();
         self.bump(|s| {
             s.releases += 1;
             s.last_release_ms = ms;
+            s.times.durable = durable;
+            s.times.closed = closed;
+            s.times.unlocked = unlocked;
         });
         Ok(true)
     }
@@ -451,6 +540,8 @@ impl Share {
                         .map_err(|_| in_use())?
                         .storage_mut()
                         .install(handles);
+                    let t = super::now_ms();
+                    self.bump(|s| s.times.opened = t);
                     break;
                 }
                 Err(StorageError::Busy { .. }) if start.elapsed() + pause <= self.busy_timeout => {
@@ -474,7 +565,9 @@ impl Share {
         self.set_held(release);
         let ms = start.elapsed().as_secs_f64() * 1000.0;
         let wait = asked.elapsed().as_secs_f64() * 1000.0;
+        let held = super::now_ms();
         self.bump(|s| {
+            s.times.held = held;
             s.acquisitions += 1;
             s.last_acquire_ms = ms;
             s.last_wait_ms = wait;
