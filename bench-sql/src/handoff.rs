@@ -210,19 +210,19 @@ impl Round {
                 run.bytes_written += d.written_bytes;
             }
             run.acquire_ms.push(waited);
-            if let Some(s) = self.tabs[k].inst.share_stats() {
+            // The taker's and the giver's stats of this hand-off, read once each.
+            let taker = self.tabs[k].inst.share_stats();
+            let giver = self.tabs[1 - k].inst.share_stats();
+            if let Some(s) = &taker {
                 run.take_over_ms.push(s.last_acquire_ms);
                 run.catch_up_log_bytes += s.last_catch_up.log_bytes;
                 run.catch_up_commits += s.last_catch_up.commits;
                 run.reloads += u32::from(s.last_catch_up.reloaded);
             }
-            if let Some(s) = self.tabs[1 - k].inst.share_stats() {
+            if let Some(s) = &giver {
                 run.release_ms.push(s.last_release_ms);
             }
-            if let (Some(t), Some(g)) = (
-                self.tabs[k].inst.share_stats().map(|s| s.times),
-                self.tabs[1 - k].inst.share_stats().map(|s| s.times),
-            ) {
+            if let (Some(t), Some(g)) = (taker.map(|s| s.times), giver.map(|s| s.times)) {
                 let spans = [
                     ("post", t.posted - t.asked),
                     ("request", t.requested - t.posted),
