@@ -928,6 +928,52 @@ fn log_file_grows_in_steps<B: Backend>(cx: &mut Ctx<B>) {
     v.close().unwrap();
 }
 
+/// Large log writes are not padded: a 4 MiB transaction (spilled 1 MiB at a time in Disk mode,
+/// one write at commit in Memory mode) leaves a log file as long as its frames, so no log byte
+/// is written twice (zeros, then frames); the next small commit grows the file by a step again.
+fn large_log_writes_are_not_padded<B: Backend>(cx: &mut Ctx<B>) {
+    let log_len = |v: &mut Volume<B::S>| v.storage_mut().file(PhysicalFileId::Log).len().unwrap();
+    cx.opts.write_buffer_bytes = 1 << 20;
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    let f = v.create("f").unwrap();
+    let before = v.counters();
+    let d = pattern(4 << 20, 77);
+    // In 64 KiB writes, as SQLite writes pages: Disk mode spills each time 1 MiB is staged.
+    for (k, chunk) in d.chunks(64 << 10).enumerate() {
+        v.write(f, (k as u64) << 16, chunk).unwrap();
+    }
+    m.insert("f".into(), d);
+    v.commit().unwrap();
+    v.sync().unwrap();
+    let written = v
+        .counters()
+        .since(&before)
+        .file(PhysicalFileId::Log)
+        .written_bytes;
+    let frames = v.stats().log_bytes;
+    // Only the commit's last write, if small (Disk mode: what is left after the spills), may
+    // pad to the next step: at most one step of zeros, not one per spill.
+    assert!(
+        written <= frames + (1 << 20),
+        "{written} bytes written for {frames} bytes of log"
+    );
+    let len = log_len(&mut v);
+    assert!(len < frames + (1 << 20), "log file {len} for {frames}");
+    let small = pattern(3000, 78);
+    v.write(f, 8192, &small).unwrap();
+    model_write(m.get_mut("f").unwrap(), 8192, &small);
+    v.commit().unwrap();
+    v.sync().unwrap();
+    let now = log_len(&mut v);
+    assert!(now > v.stats().log_bytes, "a small commit pads: {now}");
+    assert_eq!(now % (1 << 20), 0, "to a multiple of the step: {now}");
+    let st = v.into_storage_unflushed();
+    let mut v = Volume::mount(cx.b.reopen(st), cx.opts.clone()).unwrap();
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
 /// Physical calls per operation (the volume counts them whatever the backend).
 fn physical_call_accounting<B: Backend>(cx: &mut Ctx<B>) {
     let mut v = cx.mount();
@@ -1100,6 +1146,10 @@ macro_rules! suite {
             #[test]
             fn log_file_grows_in_steps() {
                 for_all_configs::<$backend>(super::log_file_grows_in_steps);
+            }
+            #[test]
+            fn large_log_writes_are_not_padded() {
+                for_all_configs::<$backend>(super::large_log_writes_are_not_padded);
             }
             #[test]
             fn physical_call_accounting() {
