@@ -20,6 +20,13 @@
 //! are timed with one pair of clock readings each, so the browser's coarse timer (1 ms
 //! steps in some browsers) does not bias the per-hand-off figure; the per-hand-off samples
 //! (`acquire_ms`, `release_ms`, `take_over_ms`) are single readings and carry that step.
+//!
+//! JavaScript peers ([`HandoffSection::peers`], added within version 2): another library's
+//! two connections to one OPFS database run the same two workloads (same N, same statements,
+//! same pragmas, the same solo loops and count check) as one more part of the same rounds
+//! ([`HandoffRound::peers`]), so their hand-off cost pairs with the same round's floor
+//! ([`HandoffSummary::peers`]). Only the loop figures and the reads are recorded for them: their
+//! physical calls are not counted and their hand-off has no steps we can time from outside.
 
 use serde::{Deserialize, Serialize};
 
@@ -116,6 +123,48 @@ pub struct HandoffSection {
     /// Why the suite stopped, if it did (the rounds before are kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The JavaScript peers that were to run beside us, ran or not (added within version 2:
+    /// absent in older documents).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<PeerHandoff>,
+}
+
+/// A JavaScript peer of the suite: what it is, how its two "tabs" are made, and whether it ran.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerHandoff {
+    /// Its name (the SQL suite's backend name, e.g. `wasqlite-opfs-coopsync`); also its part
+    /// name in [`HandoffRound::order`].
+    pub name: String,
+    /// npm package and version.
+    #[serde(default)]
+    pub package: String,
+    #[serde(default)]
+    pub version: String,
+    /// What a commit has made durable when it returns (its `synchronous` setting and what the
+    /// VFS does on `xSync`).
+    #[serde(default)]
+    pub durability: String,
+    /// How the two connections are made and hand the database over.
+    #[serde(default)]
+    pub connections: String,
+    /// Why it did not run at all (unavailable here, or its engine failed to load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// Why it stopped (it sits out the rounds after; the rounds before are kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A peer's part of one round: its workloads (only [`HandoffRun::workload`], `handoffs`,
+/// `alternating_ms`, `solo_ms`, the mismatches and `spans_ms` `statement` / `solo-statement`,
+/// single readings of each statement, are filled; its calls are not counted).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeerHandoffRun {
+    /// [`PeerHandoff::name`].
+    pub backend: String,
+    /// The workloads that ran, in the round's order of [`TWO_WRITERS`] and [`WRITER_READER`].
+    #[serde(default)]
+    pub workloads: Vec<HandoffRun>,
 }
 
 /// One round: the three parts, in [`HandoffRound::order`].
@@ -133,6 +182,10 @@ pub struct HandoffRound {
     /// The floor, if it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor: Option<FloorRun>,
+    /// The peers' parts that ran (each is a part of [`HandoffRound::order`] named after the
+    /// peer; added within version 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<PeerHandoffRun>,
 }
 
 /// One workload in one round.
@@ -234,6 +287,21 @@ pub struct HandoffSummary {
     pub floor_ms: Option<Stat>,
     /// One per workload that ran, in [`TWO_WRITERS`], [`WRITER_READER`] order.
     pub workloads: Vec<WorkloadSummary>,
+    /// Each peer that ran, its workloads paired with the same rounds' floor (added within
+    /// version 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<PeerHandoffSummary>,
+}
+
+/// A peer's workloads over the measured rounds it ran in. Only the loop figures, the ratio and
+/// the mismatches are set: [`WorkloadSummary::acquire_ms`] and the counted calls and bytes stay
+/// `None` (not measured for a peer).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeerHandoffSummary {
+    /// [`PeerHandoff::name`].
+    pub backend: String,
+    /// In [`TWO_WRITERS`], [`WRITER_READER`] order.
+    pub workloads: Vec<WorkloadSummary>,
 }
 
 /// One workload over the measured rounds. Every [`Stat`] is over per-round figures.
@@ -286,9 +354,26 @@ impl HandoffSection {
         })
     }
 
+    /// Every peer run of `backend` in the measured rounds, with their round index.
+    fn peer_runs_of<'a>(
+        &'a self,
+        backend: &'a str,
+        name: &'a str,
+    ) -> impl Iterator<Item = (u32, &'a HandoffRun)> + 'a {
+        self.measured().filter_map(move |r| {
+            r.peers
+                .iter()
+                .filter(|p| p.backend == backend)
+                .flat_map(|p| &p.workloads)
+                .find(|w| w.workload == name)
+                .map(|w| (r.index, w))
+        })
+    }
+
     /// Records what the suite verified in `v`: per workload, that every statement followed
     /// a hand-off and every read saw exactly the committed rows (a failure per workload with
-    /// wrong reads, and one for [`HandoffSection::error`]).
+    /// wrong reads, and one for [`HandoffSection::error`]); the same for each peer that ran
+    /// (its failures name it), and one failure per peer that stopped with an error.
     pub fn verify(&self, v: &mut Verifications) {
         for name in [TWO_WRITERS, WRITER_READER] {
             let runs: Vec<&HandoffRun> = self
@@ -297,35 +382,26 @@ impl HandoffSection {
                 .flat_map(|r| &r.workloads)
                 .filter(|w| w.workload == name)
                 .collect();
-            if runs.is_empty() {
-                continue;
-            }
-            let bad: u64 = runs.iter().map(|w| u64::from(w.mismatches)).sum();
-            let handoffs: u64 = runs.iter().map(|w| u64::from(w.handoffs)).sum();
-            if bad > 0 {
-                let first = runs.iter().find_map(|w| w.first_mismatch.clone());
-                v.fail(
-                    SUITE,
-                    Some(name),
-                    format!(
-                        "{bad} read(s) did not see exactly the committed rows (first: {})",
-                        first.unwrap_or_default()
-                    ),
-                );
-            } else {
-                let reads = if name == WRITER_READER {
-                    ", every read saw exactly the rows committed before it"
-                } else {
-                    ""
-                };
-                v.pass(format!(
-                    "{SUITE}: {name}: {} rounds, {handoffs} hand-offs, each statement after one{reads}",
-                    runs.len()
-                ));
-            }
+            verify_runs(v, None, name, &runs);
         }
         if let Some(e) = &self.error {
             v.fail(SUITE, None, e.clone());
+        }
+        for p in &self.peers {
+            for name in [TWO_WRITERS, WRITER_READER] {
+                let runs: Vec<&HandoffRun> = self
+                    .rounds
+                    .iter()
+                    .flat_map(|r| &r.peers)
+                    .filter(|r| r.backend == p.name)
+                    .flat_map(|r| &r.workloads)
+                    .filter(|w| w.workload == name)
+                    .collect();
+                verify_runs(v, Some(&p.name), name, &runs);
+            }
+            if let Some(e) = &p.error {
+                v.fail(SUITE, Some(&p.name), e.clone());
+            }
         }
     }
 
@@ -339,46 +415,122 @@ impl HandoffSection {
         let mut workloads = Vec::new();
         for name in [TWO_WRITERS, WRITER_READER] {
             let runs: Vec<(u32, &HandoffRun)> = self.runs_of(name).collect();
-            if runs.is_empty() {
-                continue;
-            }
-            let over = |f: &dyn Fn(&HandoffRun) -> Option<f64>| Stat::over(&runs, |(_, r)| f(r));
-            let median_of = |v: &[f64]| crate::stats::median(v);
-            let keyed: Vec<(u32, f64)> = runs
-                .iter()
-                .filter_map(|(i, r)| Some((*i, r.handoff_ms()?)))
-                .collect();
+            let all = self.rounds.iter().flat_map(|r| &r.workloads);
             let label = format!("{SUITE} / {name} / {FLOOR}");
-            workloads.push(WorkloadSummary {
-                workload: name.to_owned(),
-                handoff_ms: over(&HandoffRun::handoff_ms),
-                step_ms: over(&HandoffRun::step_ms),
-                solo_step_ms: over(&HandoffRun::solo_step_ms),
-                acquire_ms: over(&|r| median_of(&r.acquire_ms)),
-                release_ms: over(&|r| median_of(&r.release_ms)),
-                take_over_ms: over(&|r| median_of(&r.take_over_ms)),
-                calls_per_handoff: over(&|r| r.per_handoff(r.calls)),
-                bytes_read_per_handoff: over(&|r| r.per_handoff(r.bytes_read)),
-                bytes_written_per_handoff: over(&|r| r.per_handoff(r.bytes_written)),
-                catch_up_bytes_per_handoff: over(&|r| r.per_handoff(r.catch_up_log_bytes)),
-                ratio_to_floor: RatioStat::of(&paired_ratios(&keyed, &floors), boot, &label),
-                reloads: runs.iter().map(|(_, r)| u64::from(r.reloads)).sum(),
-                mismatches: self
+            if let Some(w) = summarize_runs(name, &runs, all, &floors, boot, &label, true) {
+                workloads.push(w);
+            }
+        }
+        let mut peers = Vec::new();
+        for p in &self.peers {
+            let mut ws = Vec::new();
+            for name in [TWO_WRITERS, WRITER_READER] {
+                let runs: Vec<(u32, &HandoffRun)> = self.peer_runs_of(&p.name, name).collect();
+                let all = self
                     .rounds
                     .iter()
-                    .flat_map(|r| &r.workloads)
-                    .filter(|w| w.workload == name)
-                    .map(|w| u64::from(w.mismatches))
-                    .sum(),
-            });
+                    .flat_map(|r| &r.peers)
+                    .filter(|r| r.backend == p.name)
+                    .flat_map(|r| &r.workloads);
+                let label = format!("{SUITE} / {} / {name} / {FLOOR}", p.name);
+                if let Some(w) = summarize_runs(name, &runs, all, &floors, boot, &label, false) {
+                    ws.push(w);
+                }
+            }
+            if !ws.is_empty() {
+                peers.push(PeerHandoffSummary {
+                    backend: p.name.clone(),
+                    workloads: ws,
+                });
+            }
         }
         let summary = HandoffSummary {
             floor_ms: Stat::of(&floor_values),
             workloads,
+            peers,
         };
         self.goals = goals::check_handoff(&summary);
         self.summary = Some(summary);
     }
+}
+
+/// The verification of workload `name`'s `runs` (all rounds) of ours (`peer: None`) or a peer.
+fn verify_runs(v: &mut Verifications, peer: Option<&str>, name: &str, runs: &[&HandoffRun]) {
+    if runs.is_empty() {
+        return;
+    }
+    let bad: u64 = runs.iter().map(|w| u64::from(w.mismatches)).sum();
+    let handoffs: u64 = runs.iter().map(|w| u64::from(w.handoffs)).sum();
+    if bad > 0 {
+        let first = runs.iter().find_map(|w| w.first_mismatch.clone());
+        v.fail(
+            SUITE,
+            Some(peer.unwrap_or(name)),
+            format!(
+                "{}{bad} read(s) did not see exactly the committed rows (first: {})",
+                if peer.is_some() {
+                    format!("{name}: ")
+                } else {
+                    String::new()
+                },
+                first.unwrap_or_default()
+            ),
+        );
+    } else {
+        let reads = if name == WRITER_READER {
+            ", every read saw exactly the rows committed before it"
+        } else {
+            ""
+        };
+        let who = peer.map_or_else(String::new, |p| format!("{p}: "));
+        v.pass(format!(
+            "{SUITE}: {who}{name}: {} rounds, {handoffs} hand-offs, each statement after one{reads}",
+            runs.len()
+        ));
+    }
+}
+
+/// The summary of workload `name` from its measured `runs` (with round indices) and `all` its
+/// runs (warm-up included, for the mismatches), paired with `floors`; `None` without runs.
+/// `counted`: the calls and bytes were counted (ours), else those figures stay `None`.
+fn summarize_runs<'a>(
+    name: &str,
+    runs: &[(u32, &HandoffRun)],
+    all: impl Iterator<Item = &'a HandoffRun>,
+    floors: &[(u32, f64)],
+    boot: &Bootstrap,
+    label: &str,
+    counted: bool,
+) -> Option<WorkloadSummary> {
+    if runs.is_empty() {
+        return None;
+    }
+    let over = |f: &dyn Fn(&HandoffRun) -> Option<f64>| Stat::over(runs, |(_, r)| f(r));
+    let counts = |f: &dyn Fn(&HandoffRun) -> Option<f64>| if counted { over(f) } else { None };
+    let median_of = |v: &[f64]| crate::stats::median(v);
+    let keyed: Vec<(u32, f64)> = runs
+        .iter()
+        .filter_map(|(i, r)| Some((*i, r.handoff_ms()?)))
+        .collect();
+    Some(WorkloadSummary {
+        workload: name.to_owned(),
+        handoff_ms: over(&HandoffRun::handoff_ms),
+        step_ms: over(&HandoffRun::step_ms),
+        solo_step_ms: over(&HandoffRun::solo_step_ms),
+        acquire_ms: over(&|r| median_of(&r.acquire_ms)),
+        release_ms: over(&|r| median_of(&r.release_ms)),
+        take_over_ms: over(&|r| median_of(&r.take_over_ms)),
+        calls_per_handoff: counts(&|r| r.per_handoff(r.calls)),
+        bytes_read_per_handoff: counts(&|r| r.per_handoff(r.bytes_read)),
+        bytes_written_per_handoff: counts(&|r| r.per_handoff(r.bytes_written)),
+        catch_up_bytes_per_handoff: counts(&|r| r.per_handoff(r.catch_up_log_bytes)),
+        ratio_to_floor: RatioStat::of(&paired_ratios(&keyed, floors), boot, label),
+        reloads: runs.iter().map(|(_, r)| u64::from(r.reloads)).sum(),
+        mismatches: all
+            .filter(|w| w.workload == name)
+            .map(|w| u64::from(w.mismatches))
+            .sum(),
+    })
 }
 
 #[cfg(test)]
@@ -411,6 +563,7 @@ mod tests {
                         wall_ms: floor_ms * 10.0,
                         samples_ms: vec![],
                     }),
+                    peers: vec![],
                 })
                 .collect(),
             ..HandoffSection::default()
@@ -456,6 +609,52 @@ mod tests {
         s.summarize(&Bootstrap::default());
         assert_eq!(s.goals[0].verdict, goals::Verdict::Undecided);
         assert!(s.goals[0].ratio.unwrap().lo.is_none());
+    }
+
+    #[test]
+    fn peers_pair_with_the_same_rounds_floor() {
+        let mut s = section(8, 2.0);
+        s.peers = vec![PeerHandoff {
+            name: "peer-x".into(),
+            ..PeerHandoff::default()
+        }];
+        for r in &mut s.rounds {
+            let mut w = run(TWO_WRITERS, 90.0, 10.0); // 8 ms per hand-off: 4x the floor
+            if r.index == 3 {
+                w.mismatches = 1;
+                w.first_mismatch = Some("read 1 rows after 2 were committed".into());
+            }
+            r.peers.push(PeerHandoffRun {
+                backend: "peer-x".into(),
+                workloads: vec![w],
+            });
+        }
+        s.summarize(&Bootstrap::default());
+        let sum = s.summary.as_ref().unwrap();
+        assert_eq!(sum.workloads.len(), 1, "ours unchanged");
+        let p = &sum.peers[0];
+        assert_eq!(p.backend, "peer-x");
+        let w = &p.workloads[0];
+        assert_eq!(w.handoff_ms.unwrap().median, 8.0);
+        assert_eq!(w.handoff_ms.unwrap().n, 7, "warm-up excluded");
+        assert_eq!(w.ratio_to_floor.unwrap().median, 4.0);
+        assert!(w.ratio_to_floor.unwrap().lo.is_some());
+        assert_eq!(w.calls_per_handoff, None, "not counted for a peer");
+        assert_eq!(w.mismatches, 1);
+        assert_eq!(s.goals.len(), 1, "the goal is ours only");
+        let mut v = Verifications::default();
+        s.verify(&mut v);
+        assert_eq!(v.failures.len(), 1);
+        assert_eq!(v.failures[0].backend.as_deref(), Some("peer-x"));
+        assert!(v.failures[0].message.starts_with("two-writers: 1 read(s)"));
+        // A document without peers reads as before.
+        let mut old: serde_json::Value = serde_json::to_value(&s).unwrap();
+        old.as_object_mut().unwrap().remove("peers");
+        for r in old["rounds"].as_array_mut().unwrap() {
+            r.as_object_mut().unwrap().remove("peers");
+        }
+        let back: HandoffSection = serde_json::from_value(old).unwrap();
+        assert!(back.peers.is_empty() && back.rounds.iter().all(|r| r.peers.is_empty()));
     }
 
     #[test]

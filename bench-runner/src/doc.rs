@@ -336,11 +336,24 @@ fn check_handoff(doc: &Document, p: &mut Vec<String>) {
         ));
     }
     for (i, r) in h.rounds.iter().enumerate() {
-        for w in &r.workloads {
+        let peers = r
+            .peers
+            .iter()
+            .flat_map(|p| p.workloads.iter().map(move |w| (Some(&p.backend), w)));
+        for (who, w) in r.workloads.iter().map(|w| (None, w)).chain(peers) {
             if w.handoffs == 0 || !finite_nonneg(w.alternating_ms) || !finite_nonneg(w.solo_ms) {
+                let who = who.map_or_else(String::new, |b| format!(" {b}"));
                 p.push(format!(
-                    "handoff round {i} {}: {} hand-offs, {} ms alternating, {} ms solo",
+                    "handoff round {i}{who} {}: {} hand-offs, {} ms alternating, {} ms solo",
                     w.workload, w.handoffs, w.alternating_ms, w.solo_ms
+                ));
+            }
+        }
+        for b in &r.peers {
+            if !h.peers.iter().any(|m| m.name == b.backend) {
+                p.push(format!(
+                    "handoff round {i}: peer {} ran but is not among the section's peers",
+                    b.backend
                 ));
             }
         }

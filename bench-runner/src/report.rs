@@ -1216,6 +1216,21 @@ fn handoff_section(out: &mut String, h: &HandoffSection) {
             thousands(w.mismatches),
         ]);
     }
+    // The peers' rows: the loop figures, the ratio and the reads (nothing else is measured).
+    for p in &sum.peers {
+        for w in &p.workloads {
+            let mut row = vec![
+                format!("{} · {}", p.backend, w.workload),
+                stat_cell(w.handoff_ms),
+                ratio_cell(w.ratio_to_floor.as_ref()),
+                stat_cell(w.step_ms),
+                stat_cell(w.solo_step_ms),
+            ];
+            row.extend(std::iter::repeat_n("–".to_owned(), 6));
+            row.push(thousands(w.mismatches));
+            t.row(row);
+        }
+    }
     let mut floor = vec![
         "floor (close + reopen 2 access handles)".to_owned(),
         stat_cell(sum.floor_ms),
@@ -1223,6 +1238,23 @@ fn handoff_section(out: &mut String, h: &HandoffSection) {
     floor.extend(std::iter::repeat_n("–".to_owned(), 10));
     t.row(floor);
     t.render(out, 1);
+    for p in &h.peers {
+        let state = match (&p.skipped, &p.error) {
+            (Some(why), _) => format!("skipped: {why}"),
+            (None, Some(e)) => format!("stopped: {e}"),
+            (None, None) => {
+                "ran in the same rounds (its own part of each round's order)".to_owned()
+            }
+        };
+        let _ = writeln!(
+            out,
+            "- Peer {} ({} {}): {state}. Two connections: {}. Durability: {}.",
+            p.name, p.package, p.version, p.connections, p.durability
+        );
+    }
+    if !h.peers.is_empty() {
+        out.push('\n');
+    }
     if let Some(e) = &h.error {
         let _ = writeln!(out, "Stopped: {e}\n");
     }

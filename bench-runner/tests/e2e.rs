@@ -372,6 +372,24 @@ fn quick_preset_in_chromium_and_firefox() {
                     .into_iter()
                     .map(|p| format!("{browser}: {p}")),
             );
+            // The hand-off suite's peer ran beside ours, both workloads, paired with the floor.
+            let h = doc.handoff.as_ref().expect("handoff section");
+            let ran = h.peers.iter().any(|p| {
+                p.name == "wasqlite-opfs-coopsync" && p.skipped.is_none() && p.error.is_none()
+            });
+            let paired = h.summary.as_ref().is_some_and(|s| {
+                s.peers.iter().any(|p| {
+                    p.backend == "wasqlite-opfs-coopsync"
+                        && p.workloads.len() == 2
+                        && p.workloads.iter().all(|w| w.ratio_to_floor.is_some())
+                })
+            });
+            if !ran || !paired {
+                failures.push(format!(
+                    "{browser}: the hand-off peer wasqlite-opfs-coopsync did not run beside ours: {:?}",
+                    h.peers
+                ));
+            }
         }
         for b in &sql.backends {
             if !ours.contains(&b.meta.name.as_str()) && !b.meta.is_peer() && !b.meta.is_reference()

@@ -20,6 +20,12 @@
 //! - `floor`: on another directory, `OpfsStorage` (the volume's own storage) closes both
 //!   handles and opens both again, `floor_cycles` times.
 //!
+//! - a peer's part (one per [`HandoffPeer`], named after it; [`run_handoff_with`]): another
+//!   library runs the same two workloads on its own storage (the page's JavaScript peers,
+//!   from wiped storage to wiped storage, both workloads in the round's order of ours), so its
+//!   hand-off cost pairs with the same round's floor. A peer that fails sits out the rounds
+//!   after; ours go on.
+//!
 //! Every hand-off is counted from the installs' share statistics (not assumed), so a loop in
 //! which a statement did not follow a hand-off is an error, not a faster figure.
 
@@ -30,8 +36,8 @@ use rusqlite::{Connection, OpenFlags};
 use web_time::Instant;
 
 use bench_results::handoff::{
-    FloorRun, HandoffConfig, HandoffRound, HandoffRun, HandoffSection, FLOOR, TWO_WRITERS,
-    WRITER_READER,
+    FloorRun, HandoffConfig, HandoffRound, HandoffRun, HandoffSection, PeerHandoff, PeerHandoffRun,
+    FLOOR, TWO_WRITERS, WRITER_READER,
 };
 use bench_results::stats::round_orders;
 
@@ -42,6 +48,37 @@ const PARTS: [&str; 3] = [TWO_WRITERS, WRITER_READER, FLOOR];
 
 /// Database file name inside the shared volume.
 const DB: &str = "handoff.db";
+
+/// Another implementation of the same two workloads, run as one more part of each round.
+#[allow(async_fn_in_trait)] // single-threaded by design, like the SQL round loop's Contestant
+pub trait HandoffPeer {
+    /// What it is; `skipped` set: listed in [`HandoffSection::peers`], never run.
+    fn meta(&self) -> PeerHandoff;
+
+    /// Its part of round `round` (0-based over all rounds): `workloads` ([`TWO_WRITERS`],
+    /// [`WRITER_READER`], in this order), `handoffs` hand-offs each, every statement after a
+    /// hand-off, and the same statements solo; from wiped storage to wiped storage. An error
+    /// is a message naming the phase.
+    async fn run(
+        &mut self,
+        round: u32,
+        workloads: &[String],
+        handoffs: u32,
+    ) -> Result<Vec<HandoffRun>, String>;
+}
+
+/// No peer ([`run_handoff`]).
+#[derive(Debug)]
+pub enum NoPeer {}
+
+impl HandoffPeer for NoPeer {
+    fn meta(&self) -> PeerHandoff {
+        match *self {}
+    }
+    async fn run(&mut self, _: u32, _: &[String], _: u32) -> Result<Vec<HandoffRun>, String> {
+        match *self {}
+    }
+}
 
 /// What to run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +100,7 @@ pub struct HandoffPlan {
 /// One part of one round, started (`ms: None`) or finished.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HandoffProgress<'a> {
-    /// [`TWO_WRITERS`], [`WRITER_READER`] or [`FLOOR`].
+    /// [`TWO_WRITERS`], [`WRITER_READER`], [`FLOOR`] or a peer's name.
     pub part: &'a str,
     /// 1-based within warm-up rounds, then within measured rounds.
     pub run: u32,
@@ -365,10 +402,17 @@ async fn floor(dir: &str, cycles: u32) -> Result<FloorRun, String> {
     })
 }
 
-async fn one_round(
+/// The round's peer parts: which peers to run (index into `peers`), and their state.
+struct PeerParts<'a, P> {
+    peers: &'a mut [P],
+    metas: &'a mut [PeerHandoff],
+}
+
+async fn one_round<P: HandoffPeer>(
     plan: &HandoffPlan,
     round: &mut HandoffRound,
     tag: &str,
+    peers: &mut PeerParts<'_, P>,
     progress: &mut dyn FnMut(&str, Option<f64>),
 ) -> Result<(), String> {
     let dir = format!("{}/r{}", plan.root, round.index);
@@ -392,7 +436,33 @@ async fn one_round(
     for part in round.order.clone() {
         progress(&part, None);
         let start = Instant::now();
-        let r = if part == FLOOR {
+        let peer = peers.metas.iter().position(|m| m.name == part);
+        let r = if let Some(i) = peer {
+            // A peer's part: its failure is its own (recorded; it sits out later rounds).
+            let workloads: Vec<String> = round
+                .order
+                .iter()
+                .filter(|p| *p == TWO_WRITERS || *p == WRITER_READER)
+                .cloned()
+                .collect();
+            match peers.peers[i]
+                .run(round.index, &workloads, plan.handoffs)
+                .await
+            {
+                Ok(w) => {
+                    round.peers.push(PeerHandoffRun {
+                        backend: part.clone(),
+                        workloads: w,
+                    });
+                    progress(&part, Some(ms_since(start)));
+                }
+                Err(e) => {
+                    peers.metas[i].error = Some(format!("round {}: {e}", round.index));
+                    progress(&part, Some(f64::NAN));
+                }
+            }
+            continue;
+        } else if part == FLOOR {
             floor(&format!("{dir}-floor"), plan.floor_cycles)
                 .await
                 .map(|f| round.floor = Some(f))
@@ -421,6 +491,18 @@ pub async fn run_handoff(
     plan: &HandoffPlan,
     progress: &mut dyn FnMut(&HandoffProgress<'_>),
 ) -> HandoffSection {
+    run_handoff_with::<NoPeer>(plan, &mut [], progress).await
+}
+
+/// [`run_handoff`] with `peers`, each one more part of every round (those whose meta is
+/// `skipped` are only listed). A peer that fails has its error in its
+/// [`HandoffSection::peers`] entry and sits out the later rounds (their orders do not list
+/// it); ours go on.
+pub async fn run_handoff_with<P: HandoffPeer>(
+    plan: &HandoffPlan,
+    peers: &mut [P],
+    progress: &mut dyn FnMut(&HandoffProgress<'_>),
+) -> HandoffSection {
     let mut section = HandoffSection {
         config: HandoffConfig {
             handoffs: plan.handoffs,
@@ -432,6 +514,7 @@ pub async fn run_handoff(
             order_seed: Some(plan.order_seed),
             data_dir: Some(format!("opfs:{}", plan.root)),
         },
+        peers: peers.iter().map(HandoffPeer::meta).collect(),
         ..HandoffSection::default()
     };
     if plan.handoffs < 2 || plan.floor_cycles == 0 {
@@ -440,12 +523,23 @@ pub async fn run_handoff(
         ));
         return section;
     }
+    // The parts: ours, then every peer that runs (without peers, the orders are as before).
+    let mut parts: Vec<String> = PARTS.iter().map(|p| (*p).to_owned()).collect();
+    parts.extend(
+        section
+            .peers
+            .iter()
+            .filter(|m| m.skipped.is_none())
+            .map(|m| m.name.clone()),
+    );
     let rounds = plan.warmup + plan.runs;
-    let orders = round_orders(plan.order_seed, PARTS.len(), rounds);
-    let total = rounds.saturating_mul(3); // PARTS.len()
+    let orders = round_orders(plan.order_seed, parts.len(), rounds);
+    let per_round = u32::try_from(parts.len()).unwrap_or(u32::MAX);
+    let mut total = rounds.saturating_mul(per_round);
     let mut done = 0;
     let tag = crate::browser::random_tag();
     let _ = OpfsStorage::remove_dir(&plan.root).await;
+    let mut metas = std::mem::take(&mut section.peers);
     for (index, order) in (0..rounds).zip(orders) {
         let warmup = index < plan.warmup;
         let run = if warmup {
@@ -453,12 +547,24 @@ pub async fn run_handoff(
         } else {
             index - plan.warmup + 1
         };
+        // A peer that failed is not in the later rounds' orders.
+        let order: Vec<String> = order
+            .iter()
+            .map(|&i| parts[i].clone())
+            .filter(|p| {
+                metas
+                    .iter()
+                    .find(|m| m.name == *p)
+                    .is_none_or(|m| m.error.is_none())
+            })
+            .collect();
         let mut round = HandoffRound {
             index,
             warmup,
-            order: order.iter().map(|&i| PARTS[i].to_owned()).collect(),
+            order,
             ..HandoffRound::default()
         };
+        let before = metas.iter().filter(|m| m.error.is_some()).count();
         let mut on_part = |part: &str, ms: Option<f64>| {
             if ms.is_some() {
                 done += 1;
@@ -472,13 +578,26 @@ pub async fn run_handoff(
                 total,
             });
         };
-        let r = one_round(plan, &mut round, &tag, &mut on_part).await;
+        let mut peer_parts = PeerParts {
+            peers: &mut *peers,
+            metas: &mut metas,
+        };
+        let r = one_round(plan, &mut round, &tag, &mut peer_parts, &mut on_part).await;
         section.rounds.push(round);
+        // A peer that failed in this round: its parts of the later rounds are not run.
+        let failed = metas.iter().filter(|m| m.error.is_some()).count() - before;
+        let later = plan.warmup + plan.runs - index - 1;
+        total = total.saturating_sub(
+            u32::try_from(failed)
+                .unwrap_or(u32::MAX)
+                .saturating_mul(later),
+        );
         if let Err(e) = r {
             section.error = Some(format!("round {index}: {e}"));
             break;
         }
     }
+    section.peers = metas;
     let _ = OpfsStorage::remove_dir(&plan.root).await;
     section
 }

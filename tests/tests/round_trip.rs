@@ -6,8 +6,8 @@
 
 use bench_fs::config::{Config, Level, LifecycleConfig, Mode};
 use bench_results::handoff::{
-    FloorRun, HandoffConfig, HandoffRound, HandoffRun, HandoffSection, FLOOR, TWO_WRITERS,
-    WRITER_READER,
+    FloorRun, HandoffConfig, HandoffRound, HandoffRun, HandoffSection, PeerHandoff, PeerHandoffRun,
+    FLOOR, TWO_WRITERS, WRITER_READER,
 };
 use bench_results::raw::{CallSeries, RawRun, RawSuite};
 use bench_results::sql::{BackendMeta, BatchRun, SuiteRun};
@@ -149,8 +149,30 @@ fn document() -> Document {
                     wall_ms: 15.0 + f64::from(i % 3),
                     samples_ms: vec![3.9, 3.7, 3.8, 3.6],
                 }),
+                peers: vec![PeerHandoffRun {
+                    backend: "wasqlite-opfs-coopsync".to_owned(),
+                    workloads: vec![HandoffRun {
+                        acquire_ms: vec![],
+                        release_ms: vec![],
+                        take_over_ms: vec![],
+                        calls: 0,
+                        bytes_read: 0,
+                        catch_up_log_bytes: 0,
+                        catch_up_commits: 0,
+                        ..workload(TWO_WRITERS, 2.0 + f64::from(i) / 10.0)
+                    }],
+                }],
             })
             .collect(),
+        peers: vec![PeerHandoff {
+            name: "wasqlite-opfs-coopsync".to_owned(),
+            package: "@journeyapps/wa-sqlite".to_owned(),
+            version: "2.0.6".to_owned(),
+            durability: "synchronous=FULL".to_owned(),
+            connections: "two module instances".to_owned(),
+            skipped: None,
+            error: None,
+        }],
         ..HandoffSection::default()
     };
 
@@ -238,6 +260,9 @@ fn every_consumer_reads_what_the_producers_write() {
     assert!(r.lo.unwrap() <= r.median && r.median <= r.hi.unwrap());
     assert_eq!(h.goals.len(), 2);
     assert!(h.goals.iter().all(|g| g.goal == "handoff-floor"));
+    let peer = &h.summary.as_ref().unwrap().peers[0];
+    assert_eq!(peer.backend, "wasqlite-opfs-coopsync");
+    assert_eq!(peer.workloads[0].ratio_to_floor.unwrap().n, RUNS as usize);
 
     // The runner's validation: nothing wrong.
     let v = validate(&json, &Suite::ALL);
@@ -262,6 +287,8 @@ fn every_consumer_reads_what_the_producers_write() {
         "### Raw OPFS per call",
         "### Multi-tab hand-off",
         "| two-writers |",
+        "| wasqlite-opfs-coopsync · two-writers |",
+        "- Peer wasqlite-opfs-coopsync (@journeyapps/wa-sqlite 2.0.6): ran in the same rounds",
         "two-writers hand-off ÷ closing and reopening two access handles ≤ 2.00",
         "order seed 5",
     ] {

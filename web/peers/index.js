@@ -965,3 +965,256 @@ export async function runPeerBatch(name, batch, options = {}) {
     (driver, conn) => verifyBatch(b, driver, conn, want));
   return { backend: b.name, phases, rows: batch.rows.length, ms: out, engine_load_ms };
 }
+
+// ----------------------------------------------------------------------------------------
+// The multi-tab hand-off suite (issue 13): wa-sqlite's OPFSCoopSyncVFS beside ours
+// ----------------------------------------------------------------------------------------
+//
+// The same protocol as bench-sql/src/handoff.rs (the Rust side calls runPeerHandoff as one
+// more part of each of its rounds): two connections to one database in one OPFS directory
+// alternate single-row autocommit INSERTs (`two-writers`), or an INSERT and a count that must
+// equal the rows committed so far (`writer-reader`), every statement after a hand-off; then the
+// same statements on the connection that holds the database (the solo loop). Same table, same
+// pragmas (journal_mode=DELETE, synchronous=FULL), same N. Each loop is timed with one pair of
+// performance.now() readings; each statement also with its own (spans_ms `statement`,
+// `solo-statement`). A hand-off is counted, not assumed: the taker did not hold the database's
+// access handles before its statement and holds them after (and the other connection does not).
+
+const HANDOFF_TABLE = 'CREATE TABLE t(id INTEGER PRIMARY KEY, who INTEGER, v INTEGER)';
+
+/**
+ * Why two wa-sqlite module instances (two WebAssembly memories, two SQLite libraries), each
+ * with its own OPFSCoopSyncVFS and one connection, and not two connections on one VFS: one
+ * OPFSCoopSyncVFS instance keeps one PersistentFile (one access handle, one lock releaser) per
+ * path for all its connections, so two connections on it share the handles and never hand
+ * anything over; and wa-sqlite retries a statement after awaiting every pending retry operation
+ * of its module (Module.retryOps), so two VFSes in one module would await each other's
+ * acquisitions. Two modules are two tabs' worth of state, in one worker (like our two
+ * installs: no process boundary is crossed).
+ */
+const COOP_CONNECTIONS = 'two wa-sqlite module instances (two WebAssembly memories and SQLite libraries) in this worker, each with its own OPFSCoopSyncVFS and one connection to one database file; a taker\'s xLock returns SQLITE_BUSY and starts an async acquire (a BroadcastChannel message to the holder, the Web Lock ahp:<path>, createSyncAccessHandle on the database, -journal and -wal files), wa-sqlite awaits it and retries the statement; the idle holder closes its three handles and releases the lock from its channel message handler';
+
+const HANDOFF_BACKENDS = [
+  {
+    name: 'wasqlite-opfs-coopsync', lib: 'wasqlite', needs: ['opfs-sync', 'web-locks', 'broadcast-channel'],
+    durability: `${SQLITE_DURABLE}: every commit flush()es the journal's and the database's access handles before it returns (OPFSCoopSyncVFS xSync = flush()); the hand-over flushes nothing (nothing is pending)`,
+    connections: COOP_CONNECTIONS,
+  },
+];
+
+function describeHandoff(b) {
+  const reasons = b.needs.map((n) => (n === 'broadcast-channel'
+    ? (typeof globalThis.BroadcastChannel === 'function' ? null : 'BroadcastChannel missing')
+    : missingFeature(n))).filter(Boolean);
+  const pkg = PACKAGES[b.lib];
+  return {
+    name: b.name,
+    package: pkg.package,
+    version: pkg.version,
+    durability: b.durability,
+    connections: b.connections,
+    available: reasons.length === 0,
+    skip_reason: reasons.length ? reasons.join('; ') : null,
+  };
+}
+
+/** The peers of the hand-off suite with their availability here (nothing is loaded). */
+export async function peerHandoffBackends() {
+  return HANDOFF_BACKENDS.map(describeHandoff);
+}
+
+function handoffBackendNamed(name) {
+  const b = HANDOFF_BACKENDS.find((x) => x.name === name);
+  if (!b) throw new Error(`unknown hand-off peer ${JSON.stringify(name)} (known: ${HANDOFF_BACKENDS.map((x) => x.name).join(', ')})`);
+  const d = describeHandoff(b);
+  if (!d.available) throw new Error(`${name}: not available here: ${d.skip_reason}`);
+  return b;
+}
+
+/** Loads the engine and the VFS module once (untimed; a failure means the peer is skipped). */
+export async function loadPeerHandoff(name) {
+  handoffBackendNamed(name);
+  try {
+    await loadWaSqlite(false);
+    await import(`${WA}/src/examples/OPFSCoopSyncVFS.js`);
+  } catch (e) {
+    throw new Error(`${name}: load: ${errorText(e)}`, { cause: e });
+  }
+}
+
+/** One "tab": a wa-sqlite module, its OPFSCoopSyncVFS and one connection to `path`. */
+class CoopTab {
+  constructor(path, vfsName) {
+    this.path = path;
+    this.vfsName = vfsName;
+    this.db = null;
+    this.vfs = null;
+  }
+
+  async open() {
+    const w = await loadWaSqlite(false);
+    this.module = w.module;
+    this.sqlite3 = w.sqlite3;
+    const { OPFSCoopSyncVFS } = await import(`${WA}/src/examples/OPFSCoopSyncVFS.js`);
+    this.vfs = await OPFSCoopSyncVFS.create(this.vfsName, this.module);
+    this.sqlite3.vfs_register(this.vfs, false);
+    this.db = await this.sqlite3.open_v2(this.path, undefined, this.vfs.name);
+    await this.sqlite3.exec(this.db, SQLITE_PRAGMAS);
+  }
+
+  /** Holds the database's access handles (and its Web Lock). */
+  holds() {
+    return !!this.vfs?.persistentFiles.get(this.path)?.handleLockReleaser;
+  }
+
+  async exec(sql) {
+    await this.sqlite3.exec(this.db, sql);
+  }
+
+  async count() {
+    let n = null;
+    await this.sqlite3.exec(this.db, 'SELECT count(*) FROM t', (row) => { n = Number(row[0]); });
+    return n;
+  }
+
+  /** Closes the connection (releasing the handles if held), then the VFS's handles and lock. */
+  async close() {
+    if (this.db !== null) {
+      const db = this.db;
+      this.db = null;
+      await this.sqlite3.close(db);
+    }
+    const vfs = this.vfs;
+    if (!vfs) return;
+    this.vfs = null;
+    const p = this.module.ccall('sqlite3_vfs_find', 'number', ['string'], [vfs.name]);
+    if (p) this.module._sqlite3_vfs_unregister(p);
+    // Public fields of OPFSCoopSyncVFS (as WaSqliteDriver.dropVfs): the temporary files'
+    // handles, any database handle still open, the channels, the `.ahp-` directory's lock.
+    for (const h of vfs.unboundAccessHandles ?? []) try { h.close(); } catch { /* closed */ }
+    for (const h of vfs.boundAccessHandles?.values() ?? []) try { h.close(); } catch { /* closed */ }
+    for (const pf of vfs.persistentFiles?.values() ?? []) {
+      try { pf.accessHandle?.close(); } catch { /* closed */ }
+      pf.handleLockReleaser?.();
+      pf.handleRequestChannel?.close();
+    }
+    vfs.releaser?.();
+  }
+}
+
+/**
+ * Runs the peer's part of one round of the hand-off suite, from a wiped directory to a wiped
+ * directory (setup and cleanup untimed).
+ * @param {{backend: string, round: number, handoffs: number, workloads: string[]}} options
+ *   workloads: 'two-writers' and/or 'writer-reader', in the order to run them.
+ * @returns {Promise<{backend: string, workloads: object[]}>} one HandoffRun-shaped object per
+ *   workload (bench_results::handoff::HandoffRun; calls and bytes are not counted: 0).
+ */
+export async function runPeerHandoff(options) {
+  const name = options?.backend;
+  const b = handoffBackendNamed(name);
+  const n = options.handoffs;
+  if (!Number.isInteger(n) || n < 2) throw new Error(`${name}: at least 2 hand-offs per workload, not ${n}`);
+  const base = `${OPFS_DIR}/${b.name}-handoff`;
+  const path = `/${base}/r${options.round}/handoff.db`;
+  const tag = uniqueTag();
+  const tabs = [new CoopTab(path, `peers-handoff-${tag}-a`), new CoopTab(path, `peers-handoff-${tag}-b`)];
+  let rows = 0;
+  const holder = () => (tabs[0].holds() ? 0 : 1);
+
+  /** Statement `op` on connection k; true if a hand-off took place (counted, not assumed). */
+  const step = async (k, op, run, span) => {
+    const held = tabs[k].holds();
+    const t = now();
+    if (op === 'insert') {
+      await tabs[k].exec(`INSERT INTO t(who, v) VALUES (${k}, ${rows})`);
+      rows += 1;
+    } else {
+      const got = await tabs[k].count();
+      if (got !== rows && run) {
+        run.mismatches += 1;
+        run.first_mismatch ??= `read ${got} rows after ${rows} were committed`;
+      }
+    }
+    const ms = now() - t;
+    if (span) run.spans_ms[span].push(ms);
+    if (!tabs[k].holds() || tabs[1 - k].holds()) {
+      throw new Error(`connection ${k} ran a statement, but it holds the database: ${tabs[k].holds()}, the other: ${tabs[1 - k].holds()}`);
+    }
+    return !held;
+  };
+
+  const workload = async (wl) => {
+    const run = {
+      workload: wl, handoffs: 0, alternating_ms: 0, solo_ms: 0,
+      spans_ms: { statement: [], 'solo-statement': [] },
+      calls: 0, bytes_read: 0, bytes_written: 0, catch_up_log_bytes: 0, catch_up_commits: 0, reloads: 0,
+      mismatches: 0, first_mismatch: null,
+    };
+    let plan;
+    if (wl === 'writer-reader') {
+      // The reader (1) is given the database first, so that the writer's first INSERT
+      // follows a hand-off too.
+      if (!tabs[1].holds()) await step(1, 'count', run, null);
+      plan = Array.from({ length: n }, (_, i) => (i % 2 === 0 ? [0, 'insert'] : [1, 'count']));
+    } else if (wl === 'two-writers') {
+      const first = 1 - holder();
+      plan = Array.from({ length: n }, (_, i) => [(first + i) % 2, 'insert']);
+    } else {
+      throw new Error(`unknown workload ${JSON.stringify(wl)}`);
+    }
+    let t = now();
+    for (const [k, op] of plan) {
+      if (await step(k, op, run, 'statement')) run.handoffs += 1;
+    }
+    run.alternating_ms = now() - t;
+    if (run.handoffs !== n) throw new Error(`${run.handoffs} hand-offs in a loop of ${n} statements that each needed one`);
+    const k = holder();
+    let moved = 0;
+    t = now();
+    for (const [, op] of plan) {
+      if (await step(k, op, run, 'solo-statement')) moved += 1;
+    }
+    run.solo_ms = now() - t;
+    if (moved) throw new Error('the solo loop changed hands');
+    if (run.first_mismatch === null) delete run.first_mismatch;
+    return run;
+  };
+
+  let phase = 'prepare';
+  let failure = null;
+  const out = [];
+  try {
+    await removeOpfsPath(base);
+    await removeFreeAhpDirs();
+    phase = 'open';
+    await tabs[0].open();
+    phase = 'create';
+    await tabs[0].exec(HANDOFF_TABLE);
+    phase = 'open (second connection)';
+    await tabs[1].open(); // its first statement takes the database from the first connection
+    for (const wl of options.workloads ?? []) {
+      phase = wl;
+      out.push(await workload(wl));
+    }
+  } catch (e) {
+    failure = new Error(`${name}: ${phase}: ${errorText(e)}`, { cause: e });
+  }
+  // Not holding first: its close only closes its own handles and channel.
+  for (const k of tabs[0].holds() ? [1, 0] : [0, 1]) {
+    try {
+      await tabs[k].close();
+    } catch (e) {
+      failure ??= new Error(`${name}: close: ${errorText(e)}`, { cause: e });
+    }
+  }
+  try {
+    await removeOpfsPath(base);
+    await removeFreeAhpDirs();
+    await removePeersDirIfEmpty();
+  } catch (e) {
+    failure ??= new Error(`${name}: cleanup: ${errorText(e)}`, { cause: e });
+  }
+  if (failure) throw failure;
+  return { backend: name, workloads: out };
+}

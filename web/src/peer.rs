@@ -10,10 +10,18 @@
 //! - `runPeerBatch(name, batch, options)` → a [`BatchRun`]-shaped object, where `batch` is a
 //!   [`PeerBatch`].
 //!
+//! For the hand-off suite (`bench_results::handoff`, optional exports):
+//!
+//! - `peerHandoffBackends()` → `[PeerHandoffInfo]` ([`PeerHandoffInfo`]);
+//! - `loadPeerHandoff(name)`: loads the engine (a failure: the peer is skipped, with the reason);
+//! - `runPeerHandoff(options)` ([`PeerHandoffOptions`]) → [`PeerHandoffOut`], checked by
+//!   [`check_handoff_out`].
+//!
 //! Results are checked here ([`check_suite_run`], [`check_batch_run`]) before they join a
 //! document: a peer that returns the wrong number of cases, a negative time or an inconsistent
 //! total is recorded as failed, like a peer that throws.
 
+use bench_results::handoff::{HandoffRun, PeerHandoff};
 use bench_results::sql::{BackendMeta, BatchRun, Engine, SuiteInfo, SuiteRun};
 use serde::{Deserialize, Serialize};
 
@@ -216,6 +224,98 @@ pub fn check_batch_run(mut run: BatchRun, rows: u32, persistent: bool) -> Result
     Ok(run)
 }
 
+/// One entry of `peerHandoffBackends()`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerHandoffInfo {
+    /// Its name (also its part name in the rounds' orders).
+    pub name: String,
+    /// npm package and version.
+    pub package: String,
+    pub version: String,
+    /// Its durability (its `synchronous` setting and what `xSync` does).
+    pub durability: String,
+    /// How its two connections are made and hand over.
+    pub connections: String,
+    /// Whether it can run in this browser.
+    pub available: bool,
+    /// Why not.
+    #[serde(default)]
+    pub skip_reason: Option<String>,
+}
+
+impl PeerHandoffInfo {
+    /// The section's entry; `skipped` if unavailable.
+    pub fn meta(&self) -> PeerHandoff {
+        PeerHandoff {
+            name: self.name.clone(),
+            package: self.package.clone(),
+            version: self.version.clone(),
+            durability: self.durability.clone(),
+            connections: self.connections.clone(),
+            skipped: (!self.available).then(|| {
+                self.skip_reason
+                    .clone()
+                    .unwrap_or_else(|| "not available here".to_owned())
+            }),
+            error: None,
+        }
+    }
+}
+
+/// `runPeerHandoff`'s argument.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerHandoffOptions {
+    /// [`PeerHandoffInfo::name`].
+    pub backend: String,
+    /// 0-based round over all rounds (its directory).
+    pub round: u32,
+    /// Hand-offs per workload.
+    pub handoffs: u32,
+    /// The workloads, in the order to run them.
+    pub workloads: Vec<String>,
+}
+
+/// What `runPeerHandoff` resolves to.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeerHandoffOut {
+    /// Its name, as asked.
+    pub backend: String,
+    /// One per workload asked for, in that order.
+    pub workloads: Vec<HandoffRun>,
+}
+
+/// Checks a peer's part against what was asked: the workloads in order, each with exactly
+/// `options.handoffs` hand-offs and finite non-negative loop times.
+pub fn check_handoff_out(
+    out: PeerHandoffOut,
+    options: &PeerHandoffOptions,
+) -> Result<Vec<HandoffRun>, String> {
+    if out.backend != options.backend {
+        return Err(format!(
+            "runPeerHandoff: asked for {}, got {}",
+            options.backend, out.backend
+        ));
+    }
+    let names: Vec<&str> = out.workloads.iter().map(|w| w.workload.as_str()).collect();
+    if names != options.workloads {
+        return Err(format!(
+            "runPeerHandoff: asked for the workloads {:?}, got {names:?}",
+            options.workloads
+        ));
+    }
+    for w in &out.workloads {
+        if w.handoffs != options.handoffs {
+            return Err(format!(
+                "runPeerHandoff: {}: {} hand-offs, {} asked for",
+                w.workload, w.handoffs, options.handoffs
+            ));
+        }
+        finite_nonneg(&format!("{} alternating_ms", w.workload), w.alternating_ms)?;
+        finite_nonneg(&format!("{} solo_ms", w.workload), w.solo_ms)?;
+    }
+    Ok(out.workloads)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,5 +435,44 @@ mod tests {
         .unwrap();
         assert_eq!(own.meta(), m, "null reference = names itself");
         assert!(serde_json::from_str::<PeerInfo>(r#"{"name":"x","engine":"duckdb"}"#).is_err());
+    }
+
+    #[test]
+    fn a_peer_handoff_part_is_checked_against_what_was_asked() {
+        let options = PeerHandoffOptions {
+            backend: "p".into(),
+            round: 0,
+            handoffs: 4,
+            workloads: vec!["writer-reader".into(), "two-writers".into()],
+        };
+        let run = |name: &str| HandoffRun {
+            workload: name.into(),
+            handoffs: 4,
+            alternating_ms: 20.0,
+            solo_ms: 4.0,
+            ..HandoffRun::default()
+        };
+        let out = PeerHandoffOut {
+            backend: "p".into(),
+            workloads: vec![run("writer-reader"), run("two-writers")],
+        };
+        assert_eq!(check_handoff_out(out.clone(), &options).unwrap().len(), 2);
+        let mut bad = out.clone();
+        bad.workloads.swap(0, 1);
+        assert!(check_handoff_out(bad, &options).is_err());
+        let mut bad = out.clone();
+        bad.workloads[1].handoffs = 3;
+        assert!(check_handoff_out(bad, &options)
+            .unwrap_err()
+            .contains("3 hand-offs"));
+        let mut bad = out;
+        bad.workloads[0].solo_ms = f64::NAN;
+        assert!(check_handoff_out(bad, &options).is_err());
+        // The JSON the module returns, calls and bytes as 0.
+        let json = r#"{"backend":"p","workloads":[{"workload":"two-writers","handoffs":4,"alternating_ms":9.5,"solo_ms":2,"spans_ms":{"statement":[1,2,3,3.5],"solo-statement":[0.5,0.5,0.5,0.5]},"calls":0,"bytes_read":0,"bytes_written":0,"catch_up_log_bytes":0,"catch_up_commits":0,"reloads":0,"mismatches":0}]}"#;
+        let out: PeerHandoffOut = serde_json::from_str(json).unwrap();
+        assert_eq!(out.workloads[0].spans_ms["statement"].len(), 4);
+        let info: PeerHandoffInfo = serde_json::from_str(r#"{"name":"p","package":"x","version":"1","durability":"d","connections":"c","available":false,"skip_reason":"no OPFS"}"#).unwrap();
+        assert_eq!(info.meta().skipped.as_deref(), Some("no OPFS"));
     }
 }

@@ -32,8 +32,8 @@ use bench_sql::sql::Suite as SqlSuite;
 use crate::config::{Preset, Request, RunConfig, Suite};
 use crate::doc::Steps;
 use crate::peer::{
-    check_batch_run, check_suite_run, peer_metas, PeerBatch, PeerBatchExpected, PeerCase, PeerInfo,
-    PeerOptions,
+    check_batch_run, check_handoff_out, check_suite_run, peer_metas, PeerBatch, PeerBatchExpected,
+    PeerCase, PeerHandoffInfo, PeerHandoffOptions, PeerHandoffOut, PeerInfo, PeerOptions,
 };
 
 /// OPFS directory our SQL backends work in (wiped at its start and end).
@@ -113,6 +113,11 @@ impl PeerModule {
         JsFuture::from(Promise::resolve(&value))
             .await
             .map_err(|e| describe(&e))
+    }
+
+    /// Whether the module exports a function `name`.
+    fn has(&self, name: &str) -> bool {
+        Reflect::get(&self.0, &JsValue::from_str(name)).is_ok_and(|f| f.is_function())
     }
 
     /// `peerBackends()`.
@@ -547,7 +552,7 @@ pub async fn run(
             doc.notes
                 .push("SQL: no backend matches the backend filter; skipped.".into());
         } else {
-            run_sql_rounds(&config, &sql_metas, module, &reporter, &mut doc).await;
+            run_sql_rounds(&config, &sql_metas, module.clone(), &reporter, &mut doc).await;
         }
         reporter.borrow_mut().steps.finish(PART_SQL);
     }
@@ -566,7 +571,7 @@ pub async fn run(
         reporter.borrow_mut().steps.finish(PART_RAW);
     }
     if run_handoff {
-        run_handoff_suite(&config, &reporter, &mut doc).await;
+        run_handoff_suite(&config, module.as_ref(), &reporter, &mut doc).await;
         reporter.borrow_mut().steps.finish(PART_HANDOFF);
     }
     if doc.sql.is_none()
@@ -840,9 +845,80 @@ async fn run_raw_suite(config: &RunConfig, reporter: &RefCell<Reporter>, doc: &m
     }
 }
 
+/// A JavaScript peer of the hand-off suite (`runPeerHandoff` of `./peers/index.js`).
+struct HandoffJsPeer {
+    meta: bench_results::handoff::PeerHandoff,
+    module: Rc<PeerModule>,
+}
+
+impl bench_sql::handoff::HandoffPeer for HandoffJsPeer {
+    fn meta(&self) -> bench_results::handoff::PeerHandoff {
+        self.meta.clone()
+    }
+
+    async fn run(
+        &mut self,
+        round: u32,
+        workloads: &[String],
+        handoffs: u32,
+    ) -> Result<Vec<bench_results::handoff::HandoffRun>, String> {
+        let options = PeerHandoffOptions {
+            backend: self.meta.name.clone(),
+            round,
+            handoffs,
+            workloads: workloads.to_vec(),
+        };
+        let v = self
+            .module
+            .call("runPeerHandoff", &[to_js(&options)?])
+            .await?;
+        let out: PeerHandoffOut = from_js(&v).map_err(|e| format!("runPeerHandoff: {e}"))?;
+        check_handoff_out(out, &options)
+    }
+}
+
+/// The hand-off suite's peers: every one `peerHandoffBackends()` lists that the backend filter
+/// selects, loaded once (`loadPeerHandoff`); an unavailable one, or one that fails to load, is
+/// listed as skipped with the reason. None without the module or that export (the exports are
+/// optional); `Err`: the module's list could not be read.
+async fn handoff_peers(
+    config: &RunConfig,
+    module: Option<&Rc<PeerModule>>,
+) -> Result<Vec<HandoffJsPeer>, String> {
+    let Some(module) = module.filter(|m| m.has("peerHandoffBackends")) else {
+        return Ok(Vec::new());
+    };
+    let v = module.call("peerHandoffBackends", &[]).await?;
+    let list: Vec<PeerHandoffInfo> =
+        from_js(&v).map_err(|e| format!("peerHandoffBackends(): {e}"))?;
+    let mut peers = Vec::new();
+    for info in list.iter().filter(|i| config.selects_backend(&i.name)) {
+        let mut meta = info.meta();
+        if meta.skipped.is_none() {
+            if let Err(e) = module
+                .call("loadPeerHandoff", &[JsValue::from_str(&info.name)])
+                .await
+            {
+                meta.skipped = Some(format!("failed to load: {e}"));
+            }
+        }
+        peers.push(HandoffJsPeer {
+            meta,
+            module: Rc::clone(module),
+        });
+    }
+    Ok(peers)
+}
+
 /// bench-sql's hand-off suite: two installs of one shared volume taking turns in this worker,
-/// and the floor of closing and reopening two access handles, in the lifecycle's rounds.
-async fn run_handoff_suite(config: &RunConfig, reporter: &RefCell<Reporter>, doc: &mut Document) {
+/// and the floor of closing and reopening two access handles, in the lifecycle's rounds; the
+/// JavaScript peers of `./peers/index.js` (`peerHandoffBackends`) as one more part of each.
+async fn run_handoff_suite(
+    config: &RunConfig,
+    module: Option<&Rc<PeerModule>>,
+    reporter: &RefCell<Reporter>,
+    doc: &mut Document,
+) {
     let handoffs = config.handoffs.unwrap_or(crate::config::FULL_HANDOFFS);
     let plan = bench_sql::handoff::HandoffPlan {
         handoffs,
@@ -853,6 +929,14 @@ async fn run_handoff_suite(config: &RunConfig, reporter: &RefCell<Reporter>, doc
             .order_seed
             .unwrap_or(bench_results::stats::ORDER_SEED),
         root: format!("{HANDOFF_OPFS_DIR}/run-{}", random_tag()),
+    };
+    let mut peers = match handoff_peers(config, module).await {
+        Ok(p) => p,
+        Err(e) => {
+            doc.verifications
+                .fail(bench_results::handoff::SUITE, None, format!("peers: {e}"));
+            Vec::new()
+        }
     };
     let mut on_progress = |p: &bench_sql::handoff::HandoffProgress<'_>| {
         let mut r = reporter.borrow_mut();
@@ -866,8 +950,14 @@ async fn run_handoff_suite(config: &RunConfig, reporter: &RefCell<Reporter>, doc
             p.ms,
         );
     };
-    let section = bench_sql::handoff::run_handoff(&plan, &mut on_progress).await;
+    let section = bench_sql::handoff::run_handoff_with(&plan, &mut peers, &mut on_progress).await;
     let _ = remove_opfs_dir(HANDOFF_OPFS_DIR).await;
+    for p in &section.peers {
+        if let Some(why) = &p.skipped {
+            doc.notes
+                .push(format!("Hand-off: peer {} skipped: {why}", p.name));
+        }
+    }
     section.verify(&mut doc.verifications);
     doc.handoff = Some(section);
 }

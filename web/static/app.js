@@ -355,6 +355,9 @@ function handoffViewOf(h) {
     runs: (h.rounds ?? []).filter((r) => !r.warmup).length,
     floor: h.summary.floor_ms ?? null,
     workloads: h.summary.workloads ?? [],
+    // JavaScript peers (absent in older documents): their summaries, and what each is.
+    peers: h.summary.peers ?? [],
+    peerInfo: h.peers ?? [],
     goals: h.goals ?? [],
     error: h.error ?? null,
   };
@@ -768,19 +771,32 @@ function renderHandoff(views) {
   if (!vs.length) return '';
   const c = vs[0].handoff.config;
   let html = `<section class="suite" id="suite-handoff"><h3>${SUITE_LABELS.handoff}</h3>
-    <p class="suite-desc">Two installs of one shared volume (${esc(c.buffer_mode ?? '')} buffer mode, ${esc(c.durability ?? '')}) take turns in the page's worker through the Web Lock and the BroadcastChannel: <code>two-writers</code> alternate single-row autocommit INSERTs, <code>writer-reader</code> alternate an INSERT and a count that must see it; ${isNum(c.handoffs) ? nf0.format(c.handoffs) : '?'} hand-offs per workload per round. A hand-off's cost is what the alternating loop takes beyond the same statements on one install. The floor, in the same rounds: closing and reopening two OPFS sync access handles. Two installs in one worker share the lock and channel paths of two tabs, not the process boundary.</p>`;
+    <p class="suite-desc">Two installs of one shared volume (${esc(c.buffer_mode ?? '')} buffer mode, ${esc(c.durability ?? '')}) take turns in the page's worker through the Web Lock and the BroadcastChannel: <code>two-writers</code> alternate single-row autocommit INSERTs, <code>writer-reader</code> alternate an INSERT and a count that must see it; ${isNum(c.handoffs) ? nf0.format(c.handoffs) : '?'} hand-offs per workload per round. A hand-off's cost is what the alternating loop takes beyond the same statements on one install. The floor, in the same rounds: closing and reopening two OPFS sync access handles. Two installs in one worker share the lock and channel paths of two tabs, not the process boundary. A JavaScript peer (wa-sqlite's OPFSCoopSyncVFS: two connections on two module instances, one database) runs the same workloads as one more part of the same rounds; its ratio pairs with the same round's floor.</p>`;
   const bytes = (s) => (s ? fmtBytes(Math.round(s.median)) : '–');
   const count = (s) => (s ? nf1.format(s.median) : '–');
   for (const v of vs) {
     const h = v.handoff;
     const head = '<tr><th scope="col">Workload</th><th scope="col">ms per hand-off</th><th scope="col">÷ floor [95 %]</th><th scope="col">Step (hand-off + statement)</th><th scope="col">Statement alone</th><th scope="col">Acquire (asked → held)</th><th scope="col">Giver’s release</th><th scope="col">Taker’s take-over</th><th scope="col">Calls / hand-off</th><th scope="col">Read / hand-off</th><th scope="col">Log replayed / hand-off</th><th scope="col">Wrong reads</th></tr>';
     const rows = h.workloads.map((w) => `<tr><th scope="row">${esc(w.workload)}</th>${statCell(w.handoff_ms)}<td class="cell">${esc(fmtRatioStat(w.ratio_to_floor) || '–')}</td>${statCell(w.step_ms)}${statCell(w.solo_step_ms)}${statCell(w.acquire_ms)}${statCell(w.release_ms)}${statCell(w.take_over_ms)}<td>${count(w.calls_per_handoff)}</td><td>${bytes(w.bytes_read_per_handoff)}</td><td>${bytes(w.catch_up_bytes_per_handoff)}</td><td>${isNum(w.mismatches) ? nf0.format(w.mismatches) : '–'}</td></tr>`);
+    // The JavaScript peers' rows: the loop figures, the ratio and the reads (nothing else is measured for them).
+    for (const p of h.peers) {
+      for (const w of p.workloads) {
+        rows.push(`<tr><th scope="row">${esc(w.workload)} <span class="sub">${esc(p.backend)} (peer)</span></th>${statCell(w.handoff_ms)}<td class="cell">${esc(fmtRatioStat(w.ratio_to_floor) || '–')}</td>${statCell(w.step_ms)}${statCell(w.solo_step_ms)}<td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>${isNum(w.mismatches) ? nf0.format(w.mismatches) : '–'}</td></tr>`);
+      }
+    }
     rows.push(`<tr><th scope="row">floor <span class="sub">close + reopen 2 access handles</span></th>${statCell(h.floor)}<td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>–</td></tr>`);
     html += `<div class="per-view-block"><h4><i class="swatch" style="background:${COLORS[vs.indexOf(v) % COLORS.length]}"></i>${esc(v.label)}</h4>${tableWrap(`Hand-off (ms): median over ${h.runs} round${h.runs === 1 ? '' : 's'} of per-round figures, min–max; ratio paired per round with the floor · ${esc(v.label)}`, head, rows, 'Acquire, release and take-over are single clock readings (rounded to the timer step); the per-hand-off cost and the floor are whole loops divided by their count. Calls are the volume’s counted reads, writes, flushes and size calls of both installs during the hand-offs; opening and closing handles is not among them.')}`;
     if (h.goals.length) {
       const ghead = '<tr><th scope="col">Goal</th><th scope="col">Paired ratio [95 %]</th><th scope="col">Verdict</th></tr>';
       const grows = h.goals.map((g) => `<tr><th scope="row">${esc(g.statement)}</th><td class="cell">${esc(fmtRatioStat(g.ratio) || '–')}</td><td>${verdictBadge(g.verdict)}</td></tr>`);
       html += tableWrap(`Hand-off goals · ${esc(v.label)}`, ghead, grows);
+    }
+    if (h.peerInfo.length) {
+      const items = h.peerInfo.map((p) => {
+        const state = p.skipped ? `skipped: ${esc(p.skipped)}` : p.error ? `<span class="fail">stopped: ${esc(p.error)}</span>` : 'ran in the same rounds';
+        return `<li><strong>${esc(p.name)}</strong> (${esc([p.package, p.version].filter(Boolean).join(' '))}): ${state}. Two connections: ${esc(p.connections ?? '')}. Durability: ${esc(p.durability ?? '')}.</li>`;
+      });
+      html += `<ul class="run-notes">${items.join('')}</ul>`;
     }
     if (h.error) html += `<ul class="failures"><li class="fail-item"><strong>stopped:</strong> ${esc(h.error)}</li></ul>`;
     html += '</div>';
