@@ -152,40 +152,44 @@ function missingFeature(need) {
       return g.indexedDB ? null : 'IndexedDB missing';
     case 'web-locks':
       return g.navigator?.locks?.request ? null : 'Web Locks (navigator.locks) missing';
+    case 'broadcast-channel':
+      return typeof g.BroadcastChannel === 'function' ? null : 'BroadcastChannel missing';
     default:
       return `unknown feature ${need}`;
   }
 }
 
-function describe(b) {
+/** The fields each kind of peer reports beside its name, package, version and availability. */
+const SUITE_FIELDS = ['engine', 'reference', 'engine_reference', 'durability', 'durability_settings', 'persistent'];
+const HANDOFF_FIELDS = ['durability', 'connections'];
+
+/** A peer as the page and the runner see it: `fields` of its entry, and why it cannot run here. */
+function describe(b, fields) {
   const reasons = b.needs.map(missingFeature).filter(Boolean);
   const pkg = PACKAGES[b.lib];
-  return {
-    name: b.name,
-    engine: b.engine,
-    reference: b.reference,
-    engine_reference: b.engine_reference,
-    package: pkg.package,
-    version: pkg.version,
-    durability: b.durability,
-    durability_settings: b.durability_settings,
-    persistent: b.persistent,
-    available: reasons.length === 0,
-    skip_reason: reasons.length ? reasons.join('; ') : null,
-  };
+  const d = { name: b.name, package: pkg.package, version: pkg.version };
+  for (const f of fields) d[f] = b[f];
+  d.available = reasons.length === 0;
+  d.skip_reason = reasons.length ? reasons.join('; ') : null;
+  return d;
+}
+
+/** The entry of `list` called `name`; throws if there is none or it cannot run here. */
+function named(list, fields, what, name) {
+  const b = list.find((x) => x.name === name);
+  if (!b) throw new Error(`unknown ${what} ${JSON.stringify(name)} (known: ${list.map((x) => x.name).join(', ')})`);
+  const d = describe(b, fields);
+  if (!d.available) throw new Error(`${name}: not available here: ${d.skip_reason}`);
+  return b;
 }
 
 /** Every peer backend with its availability in this context (no engine is loaded). */
 export async function peerBackends() {
-  return BACKENDS.map(describe);
+  return BACKENDS.map((b) => describe(b, SUITE_FIELDS));
 }
 
 function backendNamed(name) {
-  const b = BACKENDS.find((x) => x.name === name);
-  if (!b) throw new Error(`unknown peer backend ${JSON.stringify(name)} (known: ${BACKENDS.map((x) => x.name).join(', ')})`);
-  const d = describe(b);
-  if (!d.available) throw new Error(`${name}: not available here: ${d.skip_reason}`);
-  return b;
+  return named(BACKENDS, SUITE_FIELDS, 'peer backend', name);
 }
 
 // ----------------------------------------------------------------------------------------
@@ -1002,33 +1006,13 @@ const HANDOFF_BACKENDS = [
   },
 ];
 
-function describeHandoff(b) {
-  const reasons = b.needs.map((n) => (n === 'broadcast-channel'
-    ? (typeof globalThis.BroadcastChannel === 'function' ? null : 'BroadcastChannel missing')
-    : missingFeature(n))).filter(Boolean);
-  const pkg = PACKAGES[b.lib];
-  return {
-    name: b.name,
-    package: pkg.package,
-    version: pkg.version,
-    durability: b.durability,
-    connections: b.connections,
-    available: reasons.length === 0,
-    skip_reason: reasons.length ? reasons.join('; ') : null,
-  };
-}
-
 /** The peers of the hand-off suite with their availability here (nothing is loaded). */
 export async function peerHandoffBackends() {
-  return HANDOFF_BACKENDS.map(describeHandoff);
+  return HANDOFF_BACKENDS.map((b) => describe(b, HANDOFF_FIELDS));
 }
 
 function handoffBackendNamed(name) {
-  const b = HANDOFF_BACKENDS.find((x) => x.name === name);
-  if (!b) throw new Error(`unknown hand-off peer ${JSON.stringify(name)} (known: ${HANDOFF_BACKENDS.map((x) => x.name).join(', ')})`);
-  const d = describeHandoff(b);
-  if (!d.available) throw new Error(`${name}: not available here: ${d.skip_reason}`);
-  return b;
+  return named(HANDOFF_BACKENDS, HANDOFF_FIELDS, 'hand-off peer', name);
 }
 
 /** Loads the engine and the VFS module once (untimed; a failure means the peer is skipped). */
