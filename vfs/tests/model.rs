@@ -5,7 +5,8 @@
 //! `BTreeMap<String, Vec<u8>>` model.
 //!
 //! Small `checkpoint_bytes` (16 KiB) and `write_buffer_bytes` (8 KiB) make automatic
-//! checkpoints and Disk-mode spills frequent. The durability level is part of the generated
+//! checkpoints and Disk-mode spills frequent; one write in nine is 100–200 KB, past Memory
+//! mode's spill threshold (16 × the buffer). The durability level is part of the generated
 //! input. Cases per test: `PROPTEST_CASES` (default 128).
 
 mod common;
@@ -67,7 +68,7 @@ fn op() -> impl Strategy<Value = Op> {
     let n = NAMES.len();
     prop_oneof![
         3 => (0..n).prop_map(Op::Create),
-        8 => (0..n, position(), prop_oneof![0usize..5000, 0usize..20_000], any::<u64>())
+        8 => (0..n, position(), prop_oneof![4 => 0usize..5000, 4 => 0usize..20_000, 1 => 100_000usize..200_000], any::<u64>())
             .prop_map(|(file, offset, len, seed)| Op::Write { file, offset, len, seed }),
         2 => (0..n, position()).prop_map(|(file, len)| Op::SetLen { file, len }),
         2 => (0..n, 0..n).prop_map(|(from, to)| Op::Rename { from, to }),

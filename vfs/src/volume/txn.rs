@@ -478,12 +478,21 @@ impl<S: Storage> Volume<S> {
             let memory = self.opts.buffer_mode == super::BufferMode::Memory;
             let f = self.files.entry(id).or_insert_with(|| FileState {
                 name: p.name.clone(),
-                // A new file in Memory mode is resident from the start (it has no bytes to load).
+                // A new file in Memory mode is resident from the start (it has no bytes to
+                // load), unless pages of it were spilled (below).
                 resident: memory.then(Content::new),
                 ..FileState::default()
             });
             f.name = p.name;
             f.dirty = true;
+            // Pages spilled during the transaction are in the log only, and the loop below
+            // does not copy them into a resident copy: a new file's empty one, or one loaded
+            // on an access after the spill (the spill evicts, a later read loads the committed
+            // bytes again) would read them as stale or zero. Such a file stops being resident
+            // and is loaded again, with those pages, on its next access.
+            if !p.spilled.is_empty() {
+                f.resident = None;
+            }
             if p.floor < f.size {
                 let keep = pages_for(p.floor);
                 for (page, home) in f.homes.cut(keep) {
