@@ -563,6 +563,15 @@ pub fn run_plan(data: Vec<u8>, log: Vec<u8>, plan: &Plan) {
 pub fn run(input: &[u8]) -> usize {
     let d = decode(input);
     let size = d.data.len() + d.log.len();
+    if trace() {
+        eprintln!(
+            "image: seed {:?}, data {} B, log {} B; {:?}",
+            d.seed,
+            d.data.len(),
+            d.log.len(),
+            d.plan.opts
+        );
+    }
     run_plan(d.data, d.log, &d.plan);
     size
 }

@@ -17,6 +17,9 @@
 //!   OPFS directory (`storage::OpfsStorage`), mounts the volume, registers the VFS; the
 //!   returned handle lists, exports, imports, deletes, wipes, flushes and closes.
 //!
+//! The `sqlite` feature (on by default) brings [`sqlite`] and `web` with SQLite itself; without
+//! it the crate is the engine and its storage backends alone.
+//!
 //! ## Environment
 //! Natively: any Unix. In the browser: a dedicated worker in a secure context (OPFS sync access
 //! handles exist nowhere else).
@@ -25,12 +28,13 @@
 
 mod error;
 pub mod format;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod storage;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod volume;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "sqlite"))]
 pub mod web;
 
 pub use error::{Error, Result};
