@@ -263,3 +263,83 @@ fn resident_file_loaded_after_a_spill_reads_the_spilled_pages() {
     v.commit().unwrap();
     assert_reads(&mut v, id, &want, "after the second commit");
 }
+
+/// Found by `fuzz/` (the 10-million-execution run, job 0 after 113,774 executions): a map chunk
+/// with no runs at index 2^56 mounted (only runs were checked against the file's pages), and in
+/// the fuzzer's execution a later compaction computed its pages, `(k + 1) × 256`, with an
+/// overflow (a panic with overflow checks; in release a wrapped range). A map chunk without runs, or one starting past
+/// the file's pages, is now `Corrupt` at mount: checkpoints never write either.
+#[test]
+fn map_chunk_outside_the_file_is_corrupt() {
+    use opfs_vfs::format::{self, BlobPtr, Contents, Slot, Superblock, PAGE_SIZE};
+    use opfs_vfs::storage::PhysicalFileId;
+    use opfs_vfs::Error;
+
+    let mut v = Volume::mount(MemoryStorage::new(), memory_mode()).unwrap();
+    let id = v.create("f").unwrap();
+    v.write(id, 0, &[7u8; 10_000]).unwrap();
+    let clean = v.close().unwrap();
+    let read_blob = |data: &[u8], p: BlobPtr| {
+        let at = usize::try_from(p.block).unwrap() * PAGE_SIZE;
+        data[at..at + p.len as usize].to_vec()
+    };
+    // Appends `bytes` as a blob at the end of the data file (whole blocks).
+    let append = |data: &mut Vec<u8>, bytes: &[u8]| {
+        let block = (data.len() / PAGE_SIZE) as u64;
+        data.extend_from_slice(bytes);
+        data.resize(data.len().next_multiple_of(PAGE_SIZE), 0);
+        BlobPtr::of(block, bytes).unwrap()
+    };
+    for (k, nruns) in [(1u64 << 56, 0usize), (5, 0), (5, 1), (0, 0)] {
+        let mut st = clean.clone();
+        let data = st.get_mut(PhysicalFileId::Data).bytes_mut();
+        let (slot, mut sb) = (0..2)
+            .filter_map(
+                |s| match Superblock::decode(&data[s * PAGE_SIZE..(s + 1) * PAGE_SIZE]) {
+                    Slot::Valid(sb) => Some((s, sb)),
+                    _ => None,
+                },
+            )
+            .max_by_key(|(_, sb)| sb.generation)
+            .unwrap();
+        let dir = format::decode_directory(&read_blob(data, sb.directory)).unwrap();
+        let (chunk, eptr) = dir[0];
+        let mut entries = format::decode_entry_chunk(chunk, &read_blob(data, eptr)).unwrap();
+        let e = entries.iter_mut().find(|e| e.name == "f").unwrap();
+        let Contents::Blocks(maps) = &mut e.contents else {
+            panic!("f is not in blocks");
+        };
+        // The extra chunk: no runs, or (k = 5, 20 KiB past a 10,000-byte file) one run of the
+        // file's first home block.
+        let first = format::decode_map_chunk(e.id, maps[0].0, &read_blob(data, maps[0].1))
+            .unwrap()
+            .remove(0);
+        let run = format::Run {
+            first: 0,
+            block: first.block,
+            hashes: vec![first.hashes[0]],
+        };
+        let runs: Vec<format::Run> = if nruns == 0 { Vec::new() } else { vec![run] };
+        let blob = format::encode_map_chunk(e.id, k, &runs);
+        let ptr = append(data, &blob);
+        if k == 0 {
+            maps[0].1 = ptr;
+        } else {
+            maps.push((k, ptr));
+        }
+        let refs: Vec<&format::Entry> = entries.iter().collect();
+        let eptr = append(data, &format::encode_entry_chunk(chunk, &refs));
+        sb.directory = append(data, &format::encode_directory(&[(chunk, eptr)]));
+        sb.block_count = (data.len() / PAGE_SIZE) as u64;
+        data[slot * PAGE_SIZE..(slot + 1) * PAGE_SIZE].copy_from_slice(&sb.encode());
+        match Volume::mount(st, memory_mode()) {
+            Err(Error::Corrupt { .. }) => {}
+            Ok(mut v) => {
+                // Before the fix: mounted; the compaction overflowed at k = 2^56.
+                let r = v.compact();
+                panic!("map chunk {k} with {nruns} runs mounted (compact: {r:?})");
+            }
+            Err(e) => panic!("map chunk {k}: {e:?}"),
+        }
+    }
+}

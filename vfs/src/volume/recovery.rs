@@ -381,6 +381,19 @@ impl<S: Storage> Volume<S> {
                         for (k, p, blob) in maps.remove(&e.id).unwrap_or_default() {
                             let runs = format::decode_map_chunk(e.id, k, &blob)
                                 .map_err(|w| corrupt(w, data, p.block * PAGE))?;
+                            // A checkpoint writes a map chunk only for pages the file has (it
+                            // drops a chunk left empty): one without runs, or starting past
+                            // the file's pages, is damage — and its index could overflow the
+                            // page arithmetic of a later checkpoint (a fuzz finding).
+                            let inside =
+                                k.checked_mul(MAP_CHUNK_PAGES).is_some_and(|p0| p0 < npages);
+                            if runs.is_empty() || !inside {
+                                return Err(corrupt(
+                                    format!("map chunk {k} of {:?} outside the file", e.name),
+                                    data,
+                                    p.block * PAGE,
+                                ));
+                            }
                             for run in runs {
                                 let n = run.hashes.len() as u64;
                                 let first_page = k
