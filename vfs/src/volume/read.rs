@@ -518,37 +518,51 @@ impl<S: Storage> Volume<S> {
             i = j;
         }
         // Log images, in log order, windowed.
-        let mut by_off = logs;
-        by_off.sort_unstable_by_key(|(_, l)| l.offset);
+        self.put_log_images(logs, &mut c)?;
+        Ok(c)
+    }
+
+    /// Copies the page images at `locs` (page, where in the log) into `c`, reading the log in
+    /// log order, in windows of up to [`LOAD_WINDOW`] (one transaction's images lie mostly back
+    /// to back, so a window is one call). Pages at or past `c`'s length are skipped. On an
+    /// error `c` may hold some of the images.
+    pub(crate) fn put_log_images(
+        &mut self,
+        mut locs: Vec<(u64, LogLoc)>,
+        c: &mut Content,
+    ) -> Result<()> {
+        locs.sort_unstable_by_key(|(_, l)| l.offset);
+        let mut window = Vec::new();
+        let mut img = vec![0u8; PAGE_SIZE];
         let mut i = 0;
-        while i < by_off.len() {
-            let lo = by_off[i].1.offset;
+        while i < locs.len() {
+            let lo = locs[i].1.offset;
             let mut j = i;
-            while j < by_off.len()
-                && by_off[j].1.offset + u64::from(by_off[j].1.len) - lo <= LOAD_WINDOW
+            while j < locs.len() && locs[j].1.offset + u64::from(locs[j].1.len) - lo <= LOAD_WINDOW
             {
                 j += 1;
             }
             let j = j.max(i + 1);
-            let hi = by_off[i..j]
+            let hi = locs[i..j]
                 .iter()
                 .map(|(_, l)| l.offset + u64::from(l.len))
                 .max()
                 .unwrap_or(lo);
             window.resize(usize_of(hi - lo)?, 0);
             self.read_log_range(lo, &mut window)?;
-            for &(page, l) in &by_off[i..j] {
+            for &(page, l) in &locs[i..j] {
+                if page * PAGE >= c.len() {
+                    continue;
+                }
                 let s = ix(l.offset - lo);
                 let src = &window[s..s + l.len as usize];
-                let mut img = vec![0u8; PAGE_SIZE];
                 img[..src.len()].copy_from_slice(src);
-                let start = page * PAGE;
-                let n = (size - start).min(PAGE) as usize;
-                c.put(start, &img[..n]);
+                img[src.len()..].fill(0);
+                c.put_page(page, &img);
             }
             i = j;
         }
-        Ok(c)
+        Ok(())
     }
 
     /// A resident file stops being resident.

@@ -485,14 +485,15 @@ impl<S: Storage> Volume<S> {
             });
             f.name = p.name;
             f.dirty = true;
-            // Pages spilled during the transaction are in the log only, and the loop below
-            // does not copy them into a resident copy: a new file's empty one, or one loaded
-            // on an access after the spill (the spill evicts, a later read loads the committed
-            // bytes again) would read them as stale or zero. Such a file stops being resident
-            // and is loaded again, with those pages, on its next access.
-            if !p.spilled.is_empty() {
-                f.resident = None;
-            }
+            // A resident copy must get the pages spilled during the transaction too: they are
+            // in the log only (missing them was a fuzz finding: a new file's empty copy read
+            // them as zeros, and a checkpoint wrote that copy home). Read back below, after
+            // the size changes and before the staged pages (which are newer).
+            let spilled: Vec<(u64, LogLoc)> = if f.resident.is_some() {
+                p.spilled.iter().map(|(&pg, &l)| (pg, l)).collect()
+            } else {
+                Vec::new()
+            };
             if p.floor < f.size {
                 let keep = pages_for(p.floor);
                 for (page, home) in f.homes.cut(keep) {
@@ -521,6 +522,20 @@ impl<S: Storage> Volume<S> {
                 f.log.insert(page, loc);
                 self.cache.remove(id, page);
             }
+            if let Some(mut c) = f.resident.take_if(|_| !spilled.is_empty()) {
+                // One read per window of the log, about the bytes spilled: far cheaper than
+                // loading the whole file again. If it fails, the file stops being resident
+                // (it loads on its next access, and reports the failure then): this commit is
+                // durable already.
+                if self.put_log_images(spilled, &mut c).is_ok() {
+                    if let Some(f) = self.files.get_mut(&id) {
+                        f.resident = Some(c);
+                    }
+                }
+            }
+            let Some(f) = self.files.get_mut(&id) else {
+                continue;
+            };
             for (page, loc) in locs {
                 f.log.insert(page, loc);
                 let Some(img) = p.staged.remove(&page) else {
@@ -590,11 +605,9 @@ impl<S: Storage> Volume<S> {
         match result {
             Ok(serialized) => {
                 for (id, locs) in serialized {
-                    if self.files.get(&id).is_some_and(|f| f.resident.is_some()) {
-                        // The file's spilled pages are in the log only: it stops being
-                        // resident (it is loaded again on its next access after the commit).
-                        self.evict(id);
-                    }
+                    // A resident file stays resident: its copy is the committed contents, which
+                    // a spill does not change; the commit copies the spilled pages in from the
+                    // log (`apply`), a rollback leaves the copy as it is.
                     if let Some(p) = self.pending.get_mut(&id) {
                         let freed = p.spilled_to(locs);
                         self.staged_bytes -= freed;
