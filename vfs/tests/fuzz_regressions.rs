@@ -12,6 +12,20 @@ fn memory_mode() -> VolumeOptions {
     }
 }
 
+/// The newest valid superblock of a data file image, with its slot.
+fn newest_superblock(data: &[u8]) -> (usize, opfs_vfs::format::Superblock) {
+    use opfs_vfs::format::{Slot, Superblock, PAGE_SIZE};
+    (0..2)
+        .filter_map(
+            |s| match Superblock::decode(&data[s * PAGE_SIZE..(s + 1) * PAGE_SIZE]) {
+                Slot::Valid(sb) => Some((s, sb)),
+                _ => None,
+            },
+        )
+        .max_by_key(|(_, sb)| sb.generation)
+        .expect("a valid superblock")
+}
+
 /// Found by `fuzz/` (mount target, on the first corpus pass): in Memory mode a resident file's
 /// contents were indexed by a dense vector of 64 KiB chunks, sized from the file's *length*.
 /// A sparse length — here a byte at 2^52 − 1, legal up to `MAX_FILE_SIZE` = 2^53 — made the
@@ -68,7 +82,7 @@ fn sparse_file_in_memory_mode_allocates_what_it_stores() {
 /// inside it).
 #[test]
 fn hostile_block_count_is_not_the_extent() {
-    use opfs_vfs::format::{Slot, Superblock, PAGE_SIZE};
+    use opfs_vfs::format::PAGE_SIZE;
     use opfs_vfs::storage::PhysicalFileId;
 
     let mut v = Volume::mount(MemoryStorage::new(), memory_mode()).unwrap();
@@ -79,15 +93,7 @@ fn hostile_block_count_is_not_the_extent() {
         // Raise the newest superblock's block count (re-encoded: its checksum stays valid).
         let mut st = clean.clone();
         let data = st.get_mut(PhysicalFileId::Data).bytes_mut();
-        let (slot, mut sb) = (0..2)
-            .filter_map(
-                |s| match Superblock::decode(&data[s * PAGE_SIZE..(s + 1) * PAGE_SIZE]) {
-                    Slot::Valid(sb) => Some((s, sb)),
-                    _ => None,
-                },
-            )
-            .max_by_key(|(_, sb)| sb.generation)
-            .unwrap();
+        let (slot, mut sb) = newest_superblock(data);
         sb.block_count = count;
         data[slot * PAGE_SIZE..(slot + 1) * PAGE_SIZE].copy_from_slice(&sb.encode());
 
@@ -271,7 +277,7 @@ fn resident_file_loaded_after_a_spill_reads_the_spilled_pages() {
 /// the file's pages, is now `Corrupt` at mount: checkpoints never write either.
 #[test]
 fn map_chunk_outside_the_file_is_corrupt() {
-    use opfs_vfs::format::{self, BlobPtr, Contents, Slot, Superblock, PAGE_SIZE};
+    use opfs_vfs::format::{self, BlobPtr, Contents, PAGE_SIZE};
     use opfs_vfs::storage::PhysicalFileId;
     use opfs_vfs::Error;
 
@@ -293,15 +299,7 @@ fn map_chunk_outside_the_file_is_corrupt() {
     for (k, nruns) in [(1u64 << 56, 0usize), (5, 0), (5, 1), (0, 0)] {
         let mut st = clean.clone();
         let data = st.get_mut(PhysicalFileId::Data).bytes_mut();
-        let (slot, mut sb) = (0..2)
-            .filter_map(
-                |s| match Superblock::decode(&data[s * PAGE_SIZE..(s + 1) * PAGE_SIZE]) {
-                    Slot::Valid(sb) => Some((s, sb)),
-                    _ => None,
-                },
-            )
-            .max_by_key(|(_, sb)| sb.generation)
-            .unwrap();
+        let (slot, mut sb) = newest_superblock(data);
         let dir = format::decode_directory(&read_blob(data, sb.directory)).unwrap();
         let (chunk, eptr) = dir[0];
         let mut entries = format::decode_entry_chunk(chunk, &read_blob(data, eptr)).unwrap();
