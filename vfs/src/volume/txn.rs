@@ -478,22 +478,12 @@ impl<S: Storage> Volume<S> {
             let memory = self.opts.buffer_mode == super::BufferMode::Memory;
             let f = self.files.entry(id).or_insert_with(|| FileState {
                 name: p.name.clone(),
-                // A new file in Memory mode is resident from the start (it has no bytes to
-                // load), unless pages of it were spilled (below).
+                // A new file in Memory mode is resident from the start (it has no bytes to load).
                 resident: memory.then(Content::new),
                 ..FileState::default()
             });
             f.name = p.name;
             f.dirty = true;
-            // A resident copy must get the pages spilled during the transaction too: they are
-            // in the log only (missing them was a fuzz finding: a new file's empty copy read
-            // them as zeros, and a checkpoint wrote that copy home). Read back below, after
-            // the size changes and before the staged pages (which are newer).
-            let spilled: Vec<(u64, LogLoc)> = if f.resident.is_some() {
-                p.spilled.iter().map(|(&pg, &l)| (pg, l)).collect()
-            } else {
-                Vec::new()
-            };
             if p.floor < f.size {
                 let keep = pages_for(p.floor);
                 for (page, home) in f.homes.cut(keep) {
@@ -518,18 +508,25 @@ impl<S: Storage> Volume<S> {
                     f.resident = None;
                 }
             }
-            for (page, loc) in p.spilled {
+            // A resident copy must get the pages spilled during the transaction too: they are
+            // in the log only (missing them was a fuzz finding: a new file's empty copy read
+            // them as zeros, and a checkpoint wrote that copy home). They are read back here,
+            // after the size changes and before the staged pages (which are newer).
+            let spilled: Vec<(u64, LogLoc)> = p.spilled.into_iter().collect();
+            for &(page, loc) in &spilled {
                 f.log.insert(page, loc);
                 self.cache.remove(id, page);
             }
-            if let Some(mut c) = f.resident.take_if(|_| !spilled.is_empty()) {
-                // One read per window of the log, about the bytes spilled: far cheaper than
-                // loading the whole file again. If it fails, the file stops being resident
-                // (it loads on its next access, and reports the failure then): this commit is
-                // durable already.
-                if self.put_log_images(spilled, &mut c).is_ok() {
-                    if let Some(f) = self.files.get_mut(&id) {
-                        f.resident = Some(c);
+            if !spilled.is_empty() {
+                if let Some(mut c) = f.resident.take() {
+                    // One read per window of the log, about the bytes spilled: far cheaper
+                    // than loading the whole file again. If it fails, the file stops being
+                    // resident (it loads on its next access, and reports the failure then):
+                    // this commit is durable already.
+                    if self.put_log_images(spilled, &mut c).is_ok() {
+                        if let Some(f) = self.files.get_mut(&id) {
+                            f.resident = Some(c);
+                        }
                     }
                 }
             }
