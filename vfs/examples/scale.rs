@@ -185,10 +185,7 @@ fn main() {
         cold_load_child(Path::new(&args[2]), &args[3]);
         return;
     }
-    let rows: u64 = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(100_000);
+    let rows: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
     let root = tempfile::tempdir().expect("tempdir");
     println!("rows: {rows} × {ROW_BYTES} B, built in {BATCH}-row transactions; Strict; std-file backend\n");
     println!("| measure | ours (Disk) | ours (Memory) | SQLite unix VFS |");
