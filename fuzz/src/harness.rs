@@ -73,6 +73,7 @@ fn check_err(e: &Error, what: &str) {
             | Error::InvalidName { .. }
             | Error::StaleId { .. }
             | Error::TooLarge { .. }
+            | Error::FileIdsExhausted { .. }
     );
     assert!(
         explained,

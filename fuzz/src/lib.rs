@@ -10,8 +10,9 @@
 //! - no panic, no abort;
 //! - every error is one that a damaged image or a bad argument explains (`Corrupt`,
 //!   `UnsupportedVersion`, `NewerCheckpointLost`, `NotFound`, `AlreadyExists`, `InvalidName`,
-//!   `StaleId`, `TooLarge`); never `Io`, `OutOfSpace`, `Busy`, `CommitUnknown` or `Poisoned`,
-//!   which only a failing storage can cause, and `MemoryStorage` never fails;
+//!   `StaleId`, `TooLarge`, `FileIdsExhausted`); never `Io`, `OutOfSpace`, `Busy`,
+//!   `CommitUnknown` or `Poisoned`, which only a failing storage can cause, and `MemoryStorage`
+//!   never fails;
 //! - `check_invariants()` holds after mount and after every operation;
 //! - files this execution wrote read back exactly as written (or fail with `Corrupt`: the
 //!   image may have damage the engine finds only when it reads it), also after a clean close

@@ -111,6 +111,14 @@ pub enum Error {
         /// The value.
         value: u64,
     },
+    /// Every file id has been handed out: ids are never reused, and stay below 2^53 (exact as
+    /// JavaScript numbers). Only a volume that created 2^53 − 1 files, or an image that claims
+    /// it did, gets here. Nothing was changed; existing files work as before.
+    #[error("no file id left: the volume has handed out every id below {limit}")]
+    FileIdsExhausted {
+        /// The bound on file ids (2^53).
+        limit: u64,
+    },
 }
 
 impl Error {

@@ -154,6 +154,64 @@ fn next_file_id_out_of_range_is_corrupt() {
     assert!(Volume::mount(st, memory_mode()).unwrap().exists("a"));
 }
 
+/// Found by `fuzz/` (2,631,314 executions into a 10-million run, at `6b5a8ad`): the boundary
+/// the test above leaves open. A next id of exactly 2^53 is a valid state (every id below it is
+/// used) and mounted, but `create` handed out 2^53 itself, which the log replay refuses: after
+/// a clean close the volume no longer mounted. `create` now fails with `FileIdsExhausted` and
+/// changes nothing; the last id, 2^53 − 1, is still handed out.
+#[test]
+fn the_last_file_id_is_used_and_then_create_fails_cleanly() {
+    use opfs_vfs::format::{Slot, Superblock, PAGE_SIZE};
+    use opfs_vfs::storage::PhysicalFileId;
+    use opfs_vfs::Error;
+
+    let mut v = Volume::mount(MemoryStorage::new(), memory_mode()).unwrap();
+    let keep = v.create("keep").unwrap();
+    v.write(keep, 0, b"kept").unwrap();
+    let clean = v.close().unwrap();
+    for (next, creatable) in [((1u64 << 53) - 1, 1), (1 << 53, 0)] {
+        let mut st = clean.clone();
+        let data = st.get_mut(PhysicalFileId::Data).bytes_mut();
+        for s in 0..2 {
+            let slot = &mut data[s * PAGE_SIZE..(s + 1) * PAGE_SIZE];
+            if let Slot::Valid(mut sb) = Superblock::decode(slot) {
+                sb.next_file_id = next;
+                slot.copy_from_slice(&sb.encode());
+            }
+        }
+        let disk_mode = VolumeOptions {
+            buffer_mode: BufferMode::Disk,
+            ..VolumeOptions::default()
+        };
+        for mode in [memory_mode(), disk_mode] {
+            let mut v = Volume::mount(st.clone(), mode.clone()).unwrap();
+            for i in 0..creatable {
+                let id = v.create(&format!("new{i}")).unwrap();
+                v.write(id, 0, b"new").unwrap();
+            }
+            match v.create("one too many") {
+                Err(Error::FileIdsExhausted { limit }) => assert_eq!(limit, 1 << 53),
+                other => panic!("next id {next}: {other:?}"),
+            }
+            assert!(!v.exists("one too many"));
+            v.commit().unwrap();
+            v.check_invariants().unwrap();
+            assert!(v.check_integrity().unwrap().is_ok());
+            // The log (no checkpoint at close here would hide it) and a checkpoint both mount.
+            let mut v = Volume::mount(v.into_storage_unflushed(), mode.clone()).unwrap();
+            for i in 0..creatable {
+                let id = v.open(&format!("new{i}")).unwrap();
+                assert_eq!(v.read_to_vec(id).unwrap(), b"new");
+            }
+            let st2 = v.close().unwrap();
+            let mut v = Volume::mount(st2, mode).unwrap();
+            let keep = v.open("keep").unwrap();
+            assert_eq!(v.read_to_vec(keep).unwrap(), b"kept");
+            assert_eq!(v.exists("new0"), creatable == 1);
+        }
+    }
+}
+
 /// Found by `fuzz/` (6,484 executions into a run): a superblock of generation u64::MAX (odd, so
 /// in the right slot) mounted and overflowed at `generation + 1` when mount looked for the next
 /// epoch's log; in release the next checkpoint would have written generation 0, and the mount

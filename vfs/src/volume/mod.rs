@@ -63,6 +63,10 @@ use state::{FileState, Pending};
 /// Largest logical file and offset: JavaScript numbers are exact up to 2^53.
 pub const MAX_FILE_SIZE: u64 = 1 << 53;
 
+/// File ids are in `1..MAX_FILE_ID` (exact as JavaScript numbers; 0 is "no file" in commit
+/// frames). Mount accepts a next id of at most this; `create` refuses to hand this one out.
+pub(crate) const MAX_FILE_ID: u64 = 1 << 53;
+
 /// Which uncommitted changes a commit or rollback takes.
 #[derive(Clone, Copy)]
 pub enum Scope<'a> {

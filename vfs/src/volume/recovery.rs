@@ -31,11 +31,8 @@ use super::read::{PageCache, LOAD_WINDOW};
 use super::state::{pages_for, FileState, LogLoc};
 use super::{
     check_name, corrupt, ix, nonce, usize_of, Catalog, Volume, VolumeOptions, VolumeStats,
-    MAX_FILE_SIZE,
+    MAX_FILE_ID, MAX_FILE_SIZE,
 };
-
-/// File ids are below this (exact as JavaScript numbers; `create` cannot overflow).
-const MAX_FILE_ID: u64 = 1 << 53;
 
 /// Generations and commit sequence numbers are below this (a checkpoint or a commit every
 /// nanosecond would take 146 years to reach it).

@@ -13,7 +13,8 @@ use super::log::LogWriter;
 use super::maps::Content;
 use super::state::{pages_for, FileState, LogLoc, Pending};
 use super::{
-    check_name, ix, n32, usize_of, Durability, FileId, Scope, SyncLevel, Volume, MAX_FILE_SIZE,
+    check_name, ix, n32, usize_of, Durability, FileId, Scope, SyncLevel, Volume, MAX_FILE_ID,
+    MAX_FILE_SIZE,
 };
 
 /// The pages a serialization logged, per file, and where their images are in the log.
@@ -54,7 +55,13 @@ impl<S: Storage> Volume<S> {
                 name: name.to_owned(),
             });
         }
+        // A next id of MAX_FILE_ID is a valid state (mount accepts it: every id below it is
+        // used), but that id is not one a log may hold (found by fuzz/: an image claiming next
+        // id 2^53 mounted, `create` handed 2^53 out, and the next mount refused the log).
         let id = self.next_file_id;
+        if id >= MAX_FILE_ID {
+            return Err(Error::FileIdsExhausted { limit: MAX_FILE_ID });
+        }
         self.next_file_id += 1;
         self.pending.insert(id, Pending::created(name.to_owned()));
         self.names.insert(name.to_owned(), id);
