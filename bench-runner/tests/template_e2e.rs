@@ -13,7 +13,10 @@
 //! 4. in headless Chromium and Firefox (fresh profiles): adds notes through the form, deletes
 //!    one, reloads and finds them, opens a second tab that shows the same notes, writes in both
 //!    tabs and sees each tab show the other's notes (the volume is shared: the tabs take
-//!    turns), navigates the first tab away and reloads the second, and checks
+//!    turns), navigates the first tab away and reloads the second; then two tabs write at once
+//!    (`E2E_TAB_INSERTS`, default 500, autocommit INSERTs each; exact contents and
+//!    `integrity_check` after), and again with one tab closed once a third of its INSERTs are
+//!    acknowledged (none of those may be lost, the other tab finishes alone); and checks
 //!    `PRAGMA compile_options` of the built
 //!    SQLite (no `ENABLE_BATCH_ATOMIC_WRITE`: proof that the repository's flags did not apply)
 //!    and `PRAGMA integrity_check`;
@@ -319,9 +322,12 @@ async fn steps(
     step("PRAGMA integrity_check");
     common::integrity_check(client).await?;
 
+    two_tabs_interleave(client, browser, url, timeout).await?;
+
     // The first write after a mount also flushes the data file once (vfs/DESIGN.md,
-    // "Recovery": a once-per-mount cost, not a per-commit one). This tab's volume was mounted
-    // by Retry and has not written yet: one INSERT first, not counted but reported.
+    // "Recovery": a once-per-mount cost, not a per-commit one). This tab's worker last took the
+    // volume over from the tab closed above, which may count as a mount: one INSERT first, not
+    // counted but reported.
     let before = stats(client).await?;
     request(client, "add", json!("after the mount")).await?;
     let after = stats(client).await?;
@@ -350,6 +356,254 @@ async fn steps(
         });
     }
     Ok(Report { probes })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two tabs writing at once, and one of them closed while it writes
+// ---------------------------------------------------------------------------------------------
+
+/// Autocommit INSERTs per tab and round (`E2E_TAB_INSERTS`, default 500).
+fn tab_inserts() -> usize {
+    std::env::var("E2E_TAB_INSERTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500)
+}
+
+/// In the current tab (which is on the app, ready) and a new one: both tabs' workers write at
+/// the same time, each `tab_inserts()` autocommit INSERTs in a row through the page's request
+/// surface, so the shared volume changes hands between the tabs' workers (Web Lock + hand-off)
+/// as often as the engine lets it. Then the exact contents and `integrity_check`. Then a
+/// second round in which the new tab is CLOSED once it has had some of its INSERTs
+/// acknowledged: its worker dies wherever it is (holding the volume, mid-commit, or waiting
+/// for its turn), the browser releases its lock, and the first tab carries on alone. Every
+/// INSERT acknowledged in the closed tab must be there, none twice, and the first tab's
+/// round complete. Leaves the current tab selected, with the new tab closed.
+async fn two_tabs_interleave(
+    client: &Client,
+    browser: Browser,
+    url: &str,
+    timeout: Duration,
+) -> Res<()> {
+    let step = |what: &str| eprintln!("e2e: {browser}: {what}");
+    let n = tab_inserts();
+    let before: Vec<String> = common::list_notes(client)
+        .await?
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    let a = client.window().await.map_err(|e| e.to_string())?;
+    let b = client
+        .new_window(true)
+        .await
+        .map_err(|e| format!("opening another tab: {e}"))?
+        .handle;
+    let switch = |w: fantoccini::wd::WindowHandle| async move {
+        client.switch_to_window(w).await.map_err(|e| e.to_string())
+    };
+    switch(b.clone()).await?;
+    client.goto(url).await.map_err(|e| e.to_string())?;
+    wait_state(client, "ready", timeout).await?;
+
+    // Round 1: both tabs, to the end.
+    step(&format!(
+        "two tabs write at once: {n} autocommit INSERTs each"
+    ));
+    let t = Instant::now();
+    start_inserts(client, "tab B", n).await?;
+    switch(a.clone()).await?;
+    let turns_before = request(client, "stats", Value::Null).await?;
+    start_inserts(client, "tab A", n).await?;
+    let limit = timeout * 10;
+    let mut done = [false, false];
+    while !(done[0] && done[1]) {
+        for (i, w) in [&a, &b].into_iter().enumerate() {
+            if done[i] {
+                continue;
+            }
+            switch(w.clone()).await?;
+            let p = inserts_progress(client).await?;
+            if let Some(e) = p.error {
+                return Err(format!(
+                    "tab {}: INSERT {} of {n} failed: {e}",
+                    ["A", "B"][i],
+                    p.acked.len() + 1
+                ));
+            }
+            done[i] = p.done;
+        }
+        if t.elapsed() > limit {
+            return Err(format!("two tabs: {n} INSERTs each not done in {limit:?}"));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let secs = t.elapsed().as_secs_f64();
+    switch(a.clone()).await?;
+    let turns_after = request(client, "stats", Value::Null).await?;
+    step(&format!(
+        "two tabs: {} INSERTs in {secs:.1} s ({:.2} ms each); tab A's turn counters before \
+         {turns_before}, after {turns_after}",
+        2 * n,
+        secs * 1e3 / (2 * n) as f64
+    ));
+    let mut want: Vec<String> = before.clone();
+    for tag in ["tab A", "tab B"] {
+        want.extend((0..n).map(|i| format!("{tag} {i}")));
+    }
+    check_exact(
+        &common::list_notes(client).await?,
+        &want,
+        "after two tabs wrote at once",
+    )?;
+    common::integrity_check(client).await?;
+
+    // Round 2: tab B is closed while it writes.
+    step("again, and tab B is closed after some of its INSERTs are acknowledged");
+    switch(b.clone()).await?;
+    start_inserts(client, "closed B", n).await?;
+    switch(a.clone()).await?;
+    start_inserts(client, "survivor A", n).await?;
+    switch(b.clone()).await?;
+    let t = Instant::now();
+    let acked_b = loop {
+        let p = inserts_progress(client).await?;
+        if let Some(e) = p.error {
+            return Err(format!("tab B before its close: an INSERT failed: {e}"));
+        }
+        // A third of the way: both tabs are writing, and B's worker is busy when it dies.
+        if p.acked.len() >= n / 3 || p.done {
+            break p.acked;
+        }
+        if t.elapsed() > limit {
+            return Err(format!(
+                "tab B: {} of {n} INSERTs in {limit:?}",
+                p.acked.len()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    // INSERTs acknowledged between that reading and the close are in the database too; the
+    // check is that every one read here is.
+    client
+        .close_window()
+        .await
+        .map_err(|e| format!("closing tab B: {e}"))?;
+    switch(a.clone()).await?;
+    let t = Instant::now();
+    loop {
+        let p = inserts_progress(client).await?;
+        if let Some(e) = p.error {
+            return Err(format!(
+                "tab A after tab B was closed: INSERT {} of {n} failed: {e}",
+                p.acked.len() + 1
+            ));
+        }
+        if p.done {
+            break;
+        }
+        if t.elapsed() > limit {
+            return Err(format!(
+                "tab A alone: {} of {n} INSERTs in {limit:?}",
+                p.acked.len()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let notes = common::list_notes(client).await?;
+    let in_db_b: Vec<&str> = notes
+        .iter()
+        .map(|(_, t)| t.as_str())
+        .filter(|t| t.starts_with("closed B "))
+        .collect();
+    let lost: Vec<&String> = acked_b
+        .iter()
+        .filter(|t| !in_db_b.contains(&t.as_str()))
+        .collect();
+    if !lost.is_empty() {
+        return Err(format!(
+            "closing tab B lost {} acknowledged INSERT(s): {lost:?}",
+            lost.len()
+        ));
+    }
+    // The rest is exact: what was there, round 2 of tab A complete, and B's INSERTs a prefix
+    // (B wrote them in order) at least as long as what B saw acknowledged.
+    want.extend((0..n).map(|i| format!("survivor A {i}")));
+    want.extend((0..in_db_b.len()).map(|i| format!("closed B {i}")));
+    check_exact(&notes, &want, "after tab B was closed mid-write")?;
+    common::integrity_check(client).await?;
+    step(&format!(
+        "tab B closed with {} INSERT(s) acknowledged (read before the close); {} of its \
+         INSERTs are in the database; tab A's {n} all there, integrity ok",
+        acked_b.len(),
+        in_db_b.len()
+    ));
+    Ok(())
+}
+
+/// Starts `n` autocommit INSERTs ("`{tag} {i}`", one after another) in the current tab and
+/// returns at once; `inserts_progress` reads how far they got.
+async fn start_inserts(client: &Client, tag: &str, n: usize) -> Res<()> {
+    let js = "const [tag, n] = arguments;
+        const run = (window.__inserts = { acked: [], error: null, done: false });
+        (async () => {
+            for (let i = 0; i < n; i++) {
+                const text = `${tag} ${i}`;
+                try {
+                    await window.notesApp.request('add', text);
+                    run.acked.push(text);
+                } catch (e) {
+                    run.error = `${e?.name}: ${e?.message ?? e}`;
+                    break;
+                }
+            }
+            run.done = true;
+        })();
+        return true;";
+    client
+        .execute(js, vec![json!(tag), json!(n)])
+        .await
+        .map_err(|e| format!("starting INSERTs in the page: {e}"))?;
+    Ok(())
+}
+
+struct Progress {
+    acked: Vec<String>,
+    error: Option<String>,
+    done: bool,
+}
+
+async fn inserts_progress(client: &Client) -> Res<Progress> {
+    let v = script(client, "return window.__inserts;").await?;
+    let acked = v["acked"]
+        .as_array()
+        .ok_or_else(|| format!("no INSERTs running in this tab: {v}"))?
+        .iter()
+        .map(|t| t.as_str().unwrap_or_default().to_owned())
+        .collect();
+    Ok(Progress {
+        acked,
+        error: v["error"].as_str().map(str::to_owned),
+        done: v["done"].as_bool().unwrap_or(false),
+    })
+}
+
+/// The notes' texts are exactly `want` (as a multiset: no note lost, none twice, none extra).
+fn check_exact(notes: &[(u64, String)], want: &[String], when: &str) -> Res<()> {
+    let mut got: Vec<&str> = notes.iter().map(|(_, t)| t.as_str()).collect();
+    let mut want: Vec<&str> = want.iter().map(String::as_str).collect();
+    got.sort_unstable();
+    want.sort_unstable();
+    if got == want {
+        return Ok(());
+    }
+    let missing: Vec<&&str> = want.iter().filter(|w| !got.contains(w)).take(5).collect();
+    let extra: Vec<&&str> = got.iter().filter(|g| !want.contains(g)).take(5).collect();
+    Err(format!(
+        "{when}: {} notes, expected {}; missing (first 5) {missing:?}, unexpected (first 5) \
+         {extra:?}",
+        got.len(),
+        want.len()
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------
