@@ -1188,6 +1188,39 @@ fn std_storage_second_open_is_busy() {
     assert_eq!(v.read_to_vec(f).unwrap(), b"held");
 }
 
+/// A lock held a moment longer than the mount that took it — a child process forked by any
+/// thread shares the lock until it `exec`s, here stood in for by `flock(1)` holding the data
+/// file for 60 ms — does not make the next open fail: it waits for it (up to 200 ms).
+#[test]
+fn std_storage_open_waits_out_a_lock_held_for_a_moment() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(StdStorage::open(dir.path()).unwrap());
+    let data = dir.path().join(PhysicalFileId::Data.file_name());
+    let mut child = std::process::Command::new("flock")
+        .arg(&data)
+        .args(["sleep", "0.06"])
+        .spawn()
+        .expect("flock(1) from util-linux");
+    // Until the child holds the lock (it takes it within milliseconds).
+    let probe = std::fs::File::open(&data).unwrap();
+    let held_since = std::time::Instant::now();
+    loop {
+        match probe.try_lock() {
+            Ok(()) => probe.unlock().unwrap(),
+            Err(std::fs::TryLockError::WouldBlock) => break,
+            Err(e) => panic!("{e:?}"),
+        }
+        assert!(
+            held_since.elapsed() < std::time::Duration::from_secs(5),
+            "flock(1) never took the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let st = StdStorage::open(dir.path()).expect("the open waits for a lock held 60 ms");
+    assert!(child.wait().unwrap().success());
+    drop(st);
+}
+
 #[test]
 fn std_storage_files_are_where_documented() {
     let dir = tempfile::tempdir().unwrap();

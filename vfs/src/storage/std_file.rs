@@ -1,13 +1,25 @@
 //! Native backend: each physical file is a `std::fs::File` in a directory, locked exclusively
 //! (`File::try_lock`) so a second process or a second mount in this one gets
 //! [`StorageError::Busy`] instead of corrupting the volume.
+//!
+//! The lock (`flock` on Linux) belongs to the open file description, and a child process
+//! forked by any thread of this process shares that description until it `exec`s, even with
+//! close-on-exec set: for that moment the lock outlives this backend's close, and a remount
+//! right after it would see the volume as busy (seen: a test thread running `git` while
+//! another remounted). So a lock that is held is tried again for up to [`LOCK_PATIENCE`]
+//! before the open fails with `Busy`.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::{PhysicalFile, PhysicalFileId, Storage, StorageError, StorageResult};
+
+/// How long a held lock is tried again (a forked child holds it for microseconds to a few
+/// milliseconds, until it `exec`s) before [`StdStorage::open`] reports `Busy`.
+pub const LOCK_PATIENCE: Duration = Duration::from_millis(200);
 
 fn platform(op: &'static str, err: io::Error) -> StorageError {
     if err.kind() == io::ErrorKind::StorageFull || err.raw_os_error() == Some(28) {
@@ -84,15 +96,23 @@ impl StdStorage {
                 .truncate(false)
                 .open(dir.join(id.file_name()))
                 .map_err(|e| platform("open", e))?;
-            match file.try_lock() {
-                Ok(()) => Ok(StdFile { file }),
-                Err(TryLockError::WouldBlock) => Err(StorageError::Busy {
-                    message: format!(
-                        "{} is locked by another mount of this volume",
-                        dir.join(id.file_name()).display()
-                    ),
-                }),
-                Err(TryLockError::Error(e)) => Err(platform("lock", e)),
+            let start = Instant::now();
+            loop {
+                match file.try_lock() {
+                    Ok(()) => return Ok(StdFile { file }),
+                    Err(TryLockError::WouldBlock) if start.elapsed() < LOCK_PATIENCE => {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    Err(TryLockError::WouldBlock) => {
+                        return Err(StorageError::Busy {
+                            message: format!(
+                                "{} is locked by another mount of this volume",
+                                dir.join(id.file_name()).display()
+                            ),
+                        })
+                    }
+                    Err(TryLockError::Error(e)) => return Err(platform("lock", e)),
+                }
             }
         };
         let data = open(PhysicalFileId::Data)?;
