@@ -83,6 +83,11 @@ pub const SPANS: [(&str, &str); 13] = [
     ),
 ];
 
+/// [`HandoffRound::handles`]: `readwrite-unsafe` handles, kept open over a hand-off.
+pub const HANDLES_CONCURRENT: &str = "concurrent";
+/// [`HandoffRound::handles`]: exclusive handles, closed and opened again at every hand-off.
+pub const HANDLES_EXCLUSIVE: &str = "exclusive";
+
 /// How the suite was run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HandoffConfig {
@@ -182,6 +187,11 @@ pub struct HandoffRound {
     /// The floor, if it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor: Option<FloorRun>,
+    /// How our installs' access handles were opened: [`HANDLES_CONCURRENT`] (kept open over
+    /// a hand-off) or [`HANDLES_EXCLUSIVE`] (closed by the giver, opened by the taker).
+    /// Absent in documents from before it was recorded (all exclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handles: Option<String>,
     /// The peers' parts that ran (each is a part of [`HandoffRound::order`] named after the
     /// peer; added within version 2).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -563,6 +573,7 @@ mod tests {
                         wall_ms: floor_ms * 10.0,
                         samples_ms: vec![],
                     }),
+                    handles: None,
                     peers: vec![],
                 })
                 .collect(),

@@ -16,7 +16,7 @@ use bench_results::fs::{LifecycleSuite, Phase};
 use bench_results::goals::{
     GoalCheck, Verdict, COMMIT_SERIES, COMMIT_SERIES_OVERWRITE, TOTAL_STRICT,
 };
-use bench_results::handoff::HandoffSection;
+use bench_results::handoff::{HandoffSection, HANDLES_CONCURRENT, HANDLES_EXCLUSIVE};
 use bench_results::raw::RawSuite;
 use bench_results::sql::{PhysicalCounters, SqlBackendResult, SqlSection};
 use bench_results::summary::BackendSummary;
@@ -1177,6 +1177,23 @@ fn handoff_section(out: &mut String, h: &HandoffSection) {
         c.buffer_mode,
         c.durability,
         thousands(c.handoffs.into()),
+    );
+    let handles = h.rounds.iter().find_map(|r| r.handles.as_deref());
+    let _ = writeln!(
+        out,
+        "Our installs' access handles: {}.\n",
+        match handles {
+            Some(HANDLES_CONCURRENT) => {
+                "concurrent (`readwrite-unsafe`): each install keeps its two open and the Web \
+                 Lock alone takes turns, so a hand-off closes and opens none, and the floor is \
+                 a cost it does not pay"
+            }
+            Some(HANDLES_EXCLUSIVE) => {
+                "exclusive: the giver closes its two and the taker opens them again at every \
+                 hand-off"
+            }
+            _ => "not recorded (exclusive: closed and opened again at every hand-off)",
+        }
     );
     // A per-hand-off byte count is a median of per-round means: non-negative and far below
     // 2^53, so the rounded value converts exactly.

@@ -37,7 +37,7 @@ use web_time::Instant;
 
 use bench_results::handoff::{
     FloorRun, HandoffConfig, HandoffRound, HandoffRun, HandoffSection, PeerHandoff, PeerHandoffRun,
-    FLOOR, TWO_WRITERS, WRITER_READER,
+    FLOOR, HANDLES_CONCURRENT, HANDLES_EXCLUSIVE, TWO_WRITERS, WRITER_READER,
 };
 use bench_results::stats::round_orders;
 
@@ -428,6 +428,15 @@ async fn one_round<P: HandoffPeer>(
         .map_err(|e| err("acquire", e))??;
     // B's install asks for the volume; A is idle and hands it over.
     let b = open_tab(&dir, name("b")).await?;
+    let concurrent = a.inst.has_concurrent_handles() && b.inst.has_concurrent_handles();
+    round.handles = Some(
+        if concurrent {
+            HANDLES_CONCURRENT
+        } else {
+            HANDLES_EXCLUSIVE
+        }
+        .to_owned(),
+    );
     let mut vol = Round {
         tabs: [a, b],
         rows: 0,

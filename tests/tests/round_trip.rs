@@ -149,6 +149,7 @@ fn document() -> Document {
                     wall_ms: 15.0 + f64::from(i % 3),
                     samples_ms: vec![3.9, 3.7, 3.8, 3.6],
                 }),
+                handles: Some(bench_results::handoff::HANDLES_CONCURRENT.to_owned()),
                 peers: vec![PeerHandoffRun {
                     backend: "wasqlite-opfs-coopsync".to_owned(),
                     workloads: vec![HandoffRun {

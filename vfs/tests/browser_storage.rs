@@ -13,7 +13,7 @@ use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 use opfs_vfs::storage::{
-    Counters, OpfsStorage, PhysicalFile, PhysicalFileId, Storage, StorageError,
+    Counters, HandleMode, OpfsStorage, PhysicalFile, PhysicalFileId, Storage, StorageError,
 };
 use opfs_vfs::{BufferMode, Durability, Error, Volume, VolumeOptions};
 use wasm_bindgen::prelude::*;
@@ -320,6 +320,106 @@ async fn nested_directory_and_bad_names() {
             other => panic!("open({bad:?}) gave {other:?}"),
         }
     }
+}
+
+/// Whether this browser is Chromium (its user agent names Chrome; Firefox's does not).
+fn is_chromium() -> bool {
+    let nav = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap();
+    let ua = js_sys::Reflect::get(&nav, &"userAgent".into())
+        .unwrap()
+        .as_string()
+        .unwrap();
+    ua.contains("Chrome/")
+}
+
+/// `HandleMode::Concurrent`: in Chromium two storages on one directory are open at once, see
+/// each other's writes and sizes, keep their handles over `release` (which stops every call)
+/// and `reopen` (which opens nothing), and an exclusive open is refused while either is open.
+/// In Firefox the option is ignored: the handles are exclusive, exactly as `open`.
+#[wasm_bindgen_test]
+async fn concurrent_handles_where_the_browser_offers_them() {
+    let dir = unique_dir("concurrent");
+    let mut a = OpfsStorage::open_with(&dir, HandleMode::Concurrent)
+        .await
+        .unwrap();
+    assert_eq!(
+        a.is_concurrent(),
+        is_chromium(),
+        "concurrent handles exactly in Chromium"
+    );
+    let second = OpfsStorage::open_with(&dir, HandleMode::Concurrent).await;
+    if !a.is_concurrent() {
+        // Firefox: exclusive, so the second open is busy; release and reopen close and open.
+        assert!(
+            matches!(second, Err(StorageError::Busy { .. })),
+            "{second:?}"
+        );
+        a.release();
+        assert!(a.is_released());
+        let mut b = OpfsStorage::open_with(&dir, HandleMode::Concurrent)
+            .await
+            .unwrap();
+        b.file(PhysicalFileId::Log).write_at(0, b"from b").unwrap();
+        drop(b);
+        let handles = a.reopen().await.unwrap();
+        a.install(handles);
+        assert_eq!(read_vec(a.file(PhysicalFileId::Log), 0, 6), b"from b");
+        drop(a);
+        cleanup(&dir).await;
+        return;
+    }
+    let mut b = second.unwrap();
+    assert!(b.is_concurrent());
+    // One file underneath: writes and sizes are visible at once, both ways.
+    a.file(PhysicalFileId::Data)
+        .write_at(0, b"written by a")
+        .unwrap();
+    assert_eq!(
+        read_vec(b.file(PhysicalFileId::Data), 0, 12),
+        b"written by a"
+    );
+    b.file(PhysicalFileId::Log)
+        .write_at(100_000, &[7; 10])
+        .unwrap();
+    assert_eq!(a.file(PhysicalFileId::Log).len().unwrap(), 100_010);
+    // An exclusive open is refused while concurrent handles are open.
+    match OpfsStorage::open(&dir).await {
+        Err(StorageError::Busy { .. }) => {}
+        other => panic!("exclusive open beside concurrent handles: {other:?}"),
+    }
+    // Released: every call is refused, the handles stay open (still no exclusive open).
+    a.release();
+    assert!(a.is_released());
+    for id in PhysicalFileId::ALL {
+        match a.file(id).len() {
+            Err(StorageError::Busy { message }) => {
+                assert!(message.contains("released"), "{message}")
+            }
+            other => panic!("{id} len while released: {other:?}"),
+        }
+        assert!(matches!(
+            a.file(id).write_at(0, b"x"),
+            Err(StorageError::Busy { .. })
+        ));
+    }
+    drop(b);
+    assert!(matches!(
+        OpfsStorage::open(&dir).await,
+        Err(StorageError::Busy { .. })
+    ));
+    // Taken back: the same handles, in service again.
+    let handles = a.reopen().await.unwrap();
+    a.install(handles);
+    assert!(!a.is_released());
+    assert_eq!(
+        read_vec(a.file(PhysicalFileId::Data), 0, 12),
+        b"written by a"
+    );
+    assert_eq!(read_vec(a.file(PhysicalFileId::Log), 100_000, 10), [7; 10]);
+    drop(a);
+    // All closed: an exclusive open works again.
+    drop(open(&dir).await);
+    cleanup(&dir).await;
 }
 
 #[wasm_bindgen_test]

@@ -353,6 +353,8 @@ function handoffViewOf(h) {
   return {
     config: h.config ?? {},
     runs: (h.rounds ?? []).filter((r) => !r.warmup).length,
+    // How our installs' access handles were opened (absent in older documents: exclusive).
+    handles: (h.rounds ?? []).map((r) => r.handles).find(Boolean) ?? null,
     floor: h.summary.floor_ms ?? null,
     workloads: h.summary.workloads ?? [],
     // JavaScript peers (absent in older documents): their summaries, and what each is.
@@ -771,7 +773,7 @@ function renderHandoff(views) {
   if (!vs.length) return '';
   const c = vs[0].handoff.config;
   let html = `<section class="suite" id="suite-handoff"><h3>${SUITE_LABELS.handoff}</h3>
-    <p class="suite-desc">Two installs of one shared volume (${esc(c.buffer_mode ?? '')} buffer mode, ${esc(c.durability ?? '')}) take turns in the page's worker through the Web Lock and the BroadcastChannel: <code>two-writers</code> alternate single-row autocommit INSERTs, <code>writer-reader</code> alternate an INSERT and a count that must see it; ${isNum(c.handoffs) ? nf0.format(c.handoffs) : '?'} hand-offs per workload per round. A hand-off's cost is what the alternating loop takes beyond the same statements on one install. The floor, in the same rounds: closing and reopening two OPFS sync access handles. Two installs in one worker share the lock and channel paths of two tabs, not the process boundary. A JavaScript peer (wa-sqlite's OPFSCoopSyncVFS: two connections on two module instances, one database) runs the same workloads as one more part of the same rounds; its ratio pairs with the same round's floor.</p>`;
+    <p class="suite-desc">Two installs of one shared volume (${esc(c.buffer_mode ?? '')} buffer mode, ${esc(c.durability ?? '')}) take turns in the page's worker through the Web Lock and the BroadcastChannel: <code>two-writers</code> alternate single-row autocommit INSERTs, <code>writer-reader</code> alternate an INSERT and a count that must see it; ${isNum(c.handoffs) ? nf0.format(c.handoffs) : '?'} hand-offs per workload per round. A hand-off's cost is what the alternating loop takes beyond the same statements on one install. The floor, in the same rounds: closing and reopening two OPFS sync access handles. ${vs[0].handoff.handles === 'concurrent' ? 'Our access handles here are concurrent (<code>readwrite-unsafe</code>): each install keeps its two open and the Web Lock alone takes turns, so a hand-off closes and opens none — the floor is a cost it does not pay.' : 'Our access handles here are exclusive: the giver closes its two and the taker opens them again at every hand-off.'} Two installs in one worker share the lock and channel paths of two tabs, not the process boundary. A JavaScript peer (wa-sqlite's OPFSCoopSyncVFS: two connections on two module instances, one database) runs the same workloads as one more part of the same rounds; its ratio pairs with the same round's floor.</p>`;
   const bytes = (s) => (s ? fmtBytes(Math.round(s.median)) : '–');
   const count = (s) => (s ? nf1.format(s.median) : '–');
   for (const v of vs) {

@@ -30,7 +30,9 @@ mod std_file;
 pub use counted::{Counted, Counters, FileCounters};
 pub use memory::{MemoryFile, MemoryStorage};
 #[cfg(target_arch = "wasm32")]
-pub use opfs::{OpfsFile, OpfsStorage, OriginUsage, ReopenedHandles, NEED_DEDICATED_WORKER};
+pub use opfs::{
+    HandleMode, OpfsFile, OpfsStorage, OriginUsage, ReopenedHandles, NEED_DEDICATED_WORKER,
+};
 #[cfg(not(target_arch = "wasm32"))]
 pub use std_file::{StdFile, StdStorage};
 

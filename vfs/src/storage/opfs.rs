@@ -9,7 +9,10 @@
 //!   error name and message.
 //! - One owner per directory: a sync access handle is exclusive, so a second
 //!   [`OpfsStorage::open`] of the same directory (another tab, another worker, or this worker
-//!   while the first storage is alive) gets [`StorageError::Busy`].
+//!   while the first storage is alive) gets [`StorageError::Busy`]. The exception is
+//!   [`HandleMode::Concurrent`] where the browser offers `readwrite-unsafe` (Chromium): several
+//!   contexts keep handles open at once, and the caller serialises them (a Web Lock); an
+//!   exclusive open is still refused while any of them is open.
 //!
 //! # Layout
 //! The volume lives in one OPFS directory (a name, or a `/`-separated path, created if absent)
@@ -223,6 +226,28 @@ pub struct OriginUsage {
     pub quota_bytes: Option<u64>,
 }
 
+/// How [`OpfsStorage`] opens its sync access handles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HandleMode {
+    /// `createSyncAccessHandle()` (mode `readwrite`): the handles exclude every other handle on
+    /// the files, so contexts that take turns close and reopen them at every turn
+    /// ([`OpfsStorage::release`], [`OpfsStorage::reopen`]).
+    #[default]
+    Exclusive,
+    /// `createSyncAccessHandle({ mode: "readwrite-unsafe" })` where the browser offers it
+    /// (Chromium 121 on; Firefox ESR 153 ignores the option and returns an exclusive handle):
+    /// several contexts hold handles on the files at once, and nothing but the caller keeps
+    /// them from writing at once, so it must serialise them (the volume's Web Lock). A turn
+    /// then closes and reopens nothing: [`OpfsStorage::release`] only stops this storage's
+    /// calls. Chromium 156 here: another handle's writes and sizes are visible at once (one
+    /// file underneath), and an exclusive open is refused while any such handle is open.
+    /// [`OpfsStorage::is_concurrent`] says which one the browser gave.
+    Concurrent,
+}
+
+/// The `mode` value of a concurrent sync access handle.
+const CONCURRENT_MODE: &str = "readwrite-unsafe";
+
 /// Owns one sync access handle and closes it when dropped.
 #[derive(Debug)]
 struct SyncHandle(FileSystemSyncAccessHandle);
@@ -240,8 +265,12 @@ pub struct OpfsFile {
     id: PhysicalFileId,
     dir_name: String,
     file: FileSystemFileHandle,
-    /// `None` while released to another tab or worker ([`OpfsStorage::release`]).
+    /// `None` while released to another tab or worker ([`OpfsStorage::release`]) with
+    /// exclusive handles.
     handle: Option<SyncHandle>,
+    /// Released to another tab or worker: every call fails, even with a handle kept open
+    /// (concurrent handles).
+    released: bool,
 }
 
 impl OpfsFile {
@@ -249,6 +278,7 @@ impl OpfsFile {
         dir: &FileSystemDirectoryHandle,
         dir_name: &str,
         id: PhysicalFileId,
+        mode: HandleMode,
     ) -> StorageResult<Self> {
         let opts = FileSystemGetFileOptions::new();
         opts.set_create(true);
@@ -264,12 +294,13 @@ impl OpfsFile {
             name: "TypeError".to_owned(),
             message: format!("not a file handle: {v:?}"),
         })?;
-        let handle = Self::sync_handle(&file, dir_name, id).await?;
+        let handle = Self::sync_handle(&file, dir_name, id, mode).await?;
         Ok(Self {
             id,
             dir_name: dir_name.to_owned(),
             file,
             handle: Some(handle),
+            released: false,
         })
     }
 
@@ -277,14 +308,29 @@ impl OpfsFile {
         file: &FileSystemFileHandle,
         dir_name: &str,
         id: PhysicalFileId,
+        mode: HandleMode,
     ) -> StorageResult<SyncHandle> {
-        let opened = Self::start_sync_handle(file)?.await;
+        let opened = Self::start_sync_handle(file, mode)?.await;
         Self::sync_handle_from(opened, dir_name, id)
     }
 
     /// Starts `createSyncAccessHandle()` on `file` (finish with [`OpfsFile::sync_handle_from`]).
-    fn start_sync_handle(file: &FileSystemFileHandle) -> StorageResult<JsFuture> {
-        start_call("open", file, "createSyncAccessHandle", &[])
+    fn start_sync_handle(file: &FileSystemFileHandle, mode: HandleMode) -> StorageResult<JsFuture> {
+        match mode {
+            HandleMode::Exclusive => start_call("open", file, "createSyncAccessHandle", &[]),
+            HandleMode::Concurrent => {
+                // A plain object: web-sys's options dictionary for this is behind an unstable
+                // flag, and a browser without modes ignores the unknown member.
+                let opts = js_sys::Object::new();
+                Reflect::set(
+                    &opts,
+                    &JsValue::from_str("mode"),
+                    &JsValue::from_str(CONCURRENT_MODE),
+                )
+                .map_err(|e| js_error("open", &e))?;
+                start_call("open", file, "createSyncAccessHandle", &[&opts])
+            }
+        }
     }
 
     /// The outcome of a started `createSyncAccessHandle()`, as a handle or a typed error.
@@ -317,9 +363,21 @@ impl OpfsFile {
         Ok(SyncHandle(handle))
     }
 
+    /// Whether the browser gave a concurrent handle (`mode` is `readwrite-unsafe`; browsers
+    /// without modes have no `mode` attribute).
+    fn is_concurrent(&self) -> bool {
+        self.handle.as_ref().is_some_and(|h| {
+            Reflect::get(&h.0, &JsValue::from_str("mode"))
+                .ok()
+                .and_then(|m| m.as_string())
+                .is_some_and(|m| m == CONCURRENT_MODE)
+        })
+    }
+
     fn handle(&self) -> StorageResult<&FileSystemSyncAccessHandle> {
         self.handle
             .as_ref()
+            .filter(|_| !self.released)
             .map(|h| &h.0)
             .ok_or_else(|| StorageError::Busy {
                 message: format!(
@@ -428,6 +486,10 @@ pub struct ReopenedHandles(Vec<SyncHandle>);
 pub struct OpfsStorage {
     dir: String,
     files: [OpfsFile; 2],
+    /// Both handles are concurrent ([`HandleMode::Concurrent`] in a browser that offers it):
+    /// [`OpfsStorage::release`] keeps them open.
+    concurrent: bool,
+    mode: HandleMode,
 }
 
 impl OpfsStorage {
@@ -438,17 +500,34 @@ impl OpfsStorage {
     /// so; [`StorageError::Busy`] if another tab or worker (or another live `OpfsStorage`)
     /// holds the directory. Handles opened before a failure are closed again.
     pub async fn open(dir_name: &str) -> StorageResult<Self> {
+        Self::open_with(dir_name, HandleMode::Exclusive).await
+    }
+
+    /// [`OpfsStorage::open`] with the handles opened in `mode`. With
+    /// [`HandleMode::Concurrent`], another context's concurrent storage on the same directory
+    /// does not make this fail (an exclusive one does), so the caller must serialise them.
+    pub async fn open_with(dir_name: &str, mode: HandleMode) -> StorageResult<Self> {
         let parts = dir_components(dir_name)?;
         let mut dir = opfs_root().await?;
         for part in parts {
             dir = sub_directory(&dir, part, true).await?;
         }
-        let data = OpfsFile::open(&dir, dir_name, PhysicalFileId::Data).await?;
-        let log = OpfsFile::open(&dir, dir_name, PhysicalFileId::Log).await?;
+        let data = OpfsFile::open(&dir, dir_name, PhysicalFileId::Data, mode).await?;
+        let log = OpfsFile::open(&dir, dir_name, PhysicalFileId::Log, mode).await?;
+        // Both or neither: one browser gives the same answer for both files.
+        let concurrent = data.is_concurrent() && log.is_concurrent();
         Ok(Self {
             dir: dir_name.to_owned(),
             files: [data, log],
+            concurrent,
+            mode,
         })
+    }
+
+    /// Whether the handles are concurrent (asked for with [`HandleMode::Concurrent`], and the
+    /// browser offers it), so that [`OpfsStorage::release`] keeps them open.
+    pub fn is_concurrent(&self) -> bool {
+        self.concurrent
     }
 
     /// Removes the directory `dir_name` and everything in it. Succeeds if it does not exist.
@@ -524,18 +603,22 @@ impl OpfsStorage {
         &self.dir
     }
 
-    /// Closes both sync access handles (another tab or worker may then open them); every call
-    /// fails with [`StorageError::Busy`] until [`OpfsStorage::reopen`] and [`OpfsStorage::install`]. Closing costs
-    /// ~1 ms per handle in Chromium, ~3 ms in Firefox.
+    /// Hands the files to another tab or worker: every call fails with [`StorageError::Busy`]
+    /// until [`OpfsStorage::reopen`] and [`OpfsStorage::install`]. Exclusive handles are closed
+    /// (another context may then open them; closing costs ~0.7 ms per handle in Chromium, ~5–11
+    /// ms in Firefox); concurrent ones stay open (nothing to pay here or at the reopen).
     pub fn release(&mut self) {
         for f in &mut self.files {
-            f.handle = None;
+            f.released = true;
+            if !self.concurrent {
+                f.handle = None;
+            }
         }
     }
 
     /// Whether the handles are released.
     pub fn is_released(&self) -> bool {
-        self.files.iter().any(|f| f.handle.is_none())
+        self.files.iter().any(|f| f.released || f.handle.is_none())
     }
 
     /// Opens new sync access handles on this storage's files after [`OpfsStorage::release`]
@@ -543,19 +626,28 @@ impl OpfsStorage {
     /// what it needs, so no borrow of the storage is held while it runs; put the result in with
     /// [`OpfsStorage::install`]. Fails with [`StorageError::Busy`] while another context holds
     /// the files; a half-open result closes what it opened.
+    /// Concurrent handles are still open: the result is ready at once and opens nothing.
     pub fn reopen(&self) -> impl std::future::Future<Output = StorageResult<ReopenedHandles>> {
-        let files: Vec<(FileSystemFileHandle, String, PhysicalFileId)> = self
-            .files
-            .iter()
-            .map(|f| (f.file.clone(), f.dir_name.clone(), f.id))
-            .collect();
+        let kept = self.concurrent && self.files.iter().all(|f| f.handle.is_some());
+        let mode = self.mode;
+        let files: Vec<(FileSystemFileHandle, String, PhysicalFileId)> = if kept {
+            Vec::new()
+        } else {
+            self.files
+                .iter()
+                .map(|f| (f.file.clone(), f.dir_name.clone(), f.id))
+                .collect()
+        };
         async move {
+            if kept {
+                return Ok(ReopenedHandles(Vec::new()));
+            }
             // Both requests go out before either is awaited: each is a round trip to the
             // browser's file system backend, and the files are independent (Chromium 156 here:
             // the pair took 1.64 ms instead of 1.89 ms one after the other).
             let started: Vec<_> = files
                 .iter()
-                .map(|(file, _, _)| OpfsFile::start_sync_handle(file))
+                .map(|(file, _, _)| OpfsFile::start_sync_handle(file, mode))
                 .collect();
             let mut handles = Vec::with_capacity(files.len());
             let mut failed = None;
@@ -582,10 +674,15 @@ impl OpfsStorage {
         }
     }
 
-    /// Puts handles from [`OpfsStorage::reopen`] back into service.
+    /// Puts handles from [`OpfsStorage::reopen`] back into service (kept concurrent handles:
+    /// the same ones).
     pub fn install(&mut self, handles: ReopenedHandles) {
-        for (f, h) in self.files.iter_mut().zip(handles.0) {
-            f.handle = Some(h);
+        let mut handles = handles.0.into_iter();
+        for f in &mut self.files {
+            if let Some(h) = handles.next() {
+                f.handle = Some(h);
+            }
+            f.released = false;
         }
     }
 }

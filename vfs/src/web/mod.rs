@@ -36,7 +36,10 @@
 //!   directory and they take turns holding it (see [`Installed::acquire`] and the `share`
 //!   module docs); SQL run while another context holds the volume gets `SQLITE_BUSY`. With
 //!   [`Sharing::Exclusive`] a second [`install`] fails, after [`InstallOptions::busy_timeout`],
-//!   with [`InstallError::Busy`]. Terminate the worker on the page's `pagehide` event: seen in
+//!   with [`InstallError::Busy`]. In Chromium a shared volume's access handles are opened in
+//!   mode `readwrite-unsafe`, so that a hand-off closes and reopens nothing; an exclusive open
+//!   of the same directory (an `Exclusive` install, another library) is then refused while any
+//!   tab has it installed. Terminate the worker on the page's `pagehide` event: seen in
 //!   Firefox, a reloaded page stays in the back-forward cache with its worker and handles,
 //!   which no turn-taking can get back.
 //! - Storage full: a commit that runs out of quota (or gets a short write, or a bogus byte
@@ -79,7 +82,7 @@ mod share;
 pub use share::{HoldGuard, ShareStats, ShareTimes};
 
 use crate::sqlite::{self, RegisterError, SharedVolume, VfsHandle, VfsOptions};
-use crate::storage::{OpfsStorage, OriginUsage, StorageError};
+use crate::storage::{HandleMode, OpfsStorage, OriginUsage, StorageError};
 use crate::{BufferMode, Durability, Error, Metadata, Volume, VolumeOptions, VolumeStats};
 
 /// Options of [`install`]. `Default`: VFS `"opfs-vfs"` in OPFS directory `"opfs-vfs"`, Memory
@@ -294,7 +297,13 @@ pub async fn install(options: InstallOptions) -> Result<Installed, InstallError>
         let release = s.wait_for_lock(Some(options.busy_timeout)).await?;
         held = Some((s, release));
     }
-    let storage = match open_waiting(&options.directory, options.busy_timeout).await {
+    // Shared: concurrent handles where the browser offers them (Chromium), so that a hand-off
+    // closes and reopens nothing; the Web Lock serialises the contexts (`share`).
+    let mode = match options.sharing {
+        Sharing::Shared => HandleMode::Concurrent,
+        Sharing::Exclusive => HandleMode::Exclusive,
+    };
+    let storage = match open_waiting(&options.directory, mode, options.busy_timeout).await {
         Ok(st) => st,
         Err(e) => {
             if let Some((s, release)) = held {
@@ -494,11 +503,15 @@ pub(crate) fn now_ms() -> f64 {
 }
 
 /// Opens the storage, retrying with growing pauses while it is busy, up to `timeout`.
-async fn open_waiting(directory: &str, timeout: Duration) -> Result<OpfsStorage, StorageError> {
+async fn open_waiting(
+    directory: &str,
+    mode: HandleMode,
+    timeout: Duration,
+) -> Result<OpfsStorage, StorageError> {
     let start = Instant::now();
     let mut pause = Duration::from_millis(10);
     loop {
-        match OpfsStorage::open(directory).await {
+        match OpfsStorage::open_with(directory, mode).await {
             Err(StorageError::Busy { .. }) if start.elapsed() + pause <= timeout => {
                 sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_millis(250));
@@ -743,6 +756,18 @@ impl Installed {
     /// Whether this context holds the volume now (always, for exclusive volumes).
     pub fn is_held(&self) -> bool {
         self.share.as_ref().is_none_or(|s| s.holding.get())
+    }
+
+    /// Whether the volume's access handles are concurrent (a shared volume in a browser with
+    /// `readwrite-unsafe` handles: Chromium), so that a hand-off keeps them open. `false` for
+    /// exclusive handles, and once closed.
+    pub fn has_concurrent_handles(&self) -> bool {
+        self.inner.as_ref().is_some_and(|inner| {
+            inner
+                .volume
+                .try_borrow()
+                .is_ok_and(|v| v.storage().is_concurrent())
+        })
     }
 
     /// What this context did to share the volume (shared volumes).

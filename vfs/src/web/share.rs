@@ -1,15 +1,22 @@
 //! Many tabs, one volume: [`Sharing::Shared`](super::Sharing::Shared).
 //!
-//! Only one context (tab or worker) at a time can hold the volume's two OPFS access handles.
-//! Holders take turns through an exclusive Web Lock named `opfs-vfs:<directory>`:
-//! - the holder keeps the lock, and the handles, until another context asks — a message on a
-//!   `BroadcastChannel` of the same name — and it is idle: no [`HoldGuard`] alive, no SQLite
-//!   connection inside a transaction (no SQLite lock held). Then it commits what was changed
-//!   outside a transaction (a database a connection created, filesystem-API writes), makes
-//!   everything durable ([`Volume::release`]), closes the handles and releases the Web Lock;
+//! Only one context (tab or worker) at a time holds the volume. Holders take turns through an
+//! exclusive Web Lock named `opfs-vfs:<directory>`:
+//! - the holder keeps the lock until another context asks — a message on a `BroadcastChannel`
+//!   of the same name — and it is idle: no [`HoldGuard`] alive, no SQLite connection inside a
+//!   transaction (no SQLite lock held). Then it commits what was changed outside a transaction
+//!   (a database a connection created, filesystem-API writes), makes everything durable
+//!   ([`Volume::release`]), releases its storage and the Web Lock;
 //! - a context that wants the volume posts the request and waits for the Web Lock (granted in
-//!   request order, so every context gets its turn), opens the handles again and catches up:
+//!   request order, so every context gets its turn), takes its storage back and catches up:
 //!   [`Volume::resume`] reads only the log written since it last held the volume.
+//!
+//! Releasing and taking back the storage depends on the browser
+//! ([`HandleMode`](crate::storage::HandleMode)): where access handles can be concurrent
+//! (Chromium's `readwrite-unsafe`), every context keeps its two handles open and the Web Lock
+//! alone keeps them from running at once (a released storage refuses every call), so a
+//! hand-off closes and opens nothing; where they are exclusive (Firefox), the giver closes
+//! them before it releases the lock and the taker opens them again.
 //!
 //! A tab that dies holding the volume (killed, crashed, closed) releases both with its worker:
 //! the browser frees the handles and the Web Lock; the next holder catches up, applying the dead
@@ -49,7 +56,8 @@ pub struct ShareStats {
     pub acquisitions: u64,
     /// Requests from other contexts received.
     pub requests_seen: u64,
-    /// Milliseconds the last hand-over took here (flush, close two handles, release the lock).
+    /// Milliseconds the last hand-over took here (flush, release the storage — close two
+    /// exclusive handles — and the lock).
     pub last_release_ms: f64,
     /// Milliseconds the last take-over took (from the lock being granted: open two handles,
     /// catch up).
@@ -77,7 +85,7 @@ pub struct ShareTimes {
     pub granted: f64,
     /// Taker: the waiting future resumed after the grant.
     pub woke: f64,
-    /// Taker: both access handles were open again.
+    /// Taker: the storage was back (both exclusive access handles open again).
     pub opened: f64,
     /// Taker: the catch-up was done (holding).
     pub held: f64,
@@ -87,7 +95,7 @@ pub struct ShareTimes {
     pub check: f64,
     /// Giver: everything was durable (`Volume::release` returned).
     pub durable: f64,
-    /// Giver: both access handles were closed.
+    /// Giver: the storage was released (both exclusive access handles closed).
     pub closed: f64,
     /// Giver: the Web Lock was released.
     pub unlocked: f64,
@@ -432,8 +440,8 @@ impl Share {
         }
     }
 
-    /// Releases now if idle: makes everything durable, closes the handles, releases the Web
-    /// Lock. `Ok(false)`: not idle.
+    /// Releases now if idle: makes everything durable, releases the storage (closing exclusive
+    /// handles) and the Web Lock. `Ok(false)`: not idle.
     pub(crate) fn release_now(&self) -> Result<bool, InstallError> {
         if !self.holding.get() {
             return Ok(true);
@@ -524,8 +532,9 @@ impl Share {
         let release = self.wait_for_lock(None).await?;
         let start = Instant::now();
         let volume = self.volume.borrow().upgrade().ok_or(InstallError::Closed)?;
-        // Reopen the handles; the previous holder closed them before releasing the lock, but a
-        // browser may free them a moment late: retry while busy, up to the busy timeout.
+        // Reopen the handles (concurrent ones are still open: nothing to do); the previous
+        // holder closed exclusive ones before releasing the lock, but a browser may free them a
+        // moment late: retry while busy, up to the busy timeout.
         let mut pause = Duration::from_millis(2);
         loop {
             let reopen = volume
