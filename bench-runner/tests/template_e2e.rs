@@ -13,10 +13,11 @@
 //! 4. in headless Chromium and Firefox (fresh profiles): adds notes through the form, deletes
 //!    one, reloads and finds them, opens a second tab that shows the same notes, writes in both
 //!    tabs and sees each tab show the other's notes (the volume is shared: the tabs take
-//!    turns), navigates the first tab away and reloads the second; then two tabs write at once
-//!    (`E2E_TAB_INSERTS`, default 500, autocommit INSERTs each; exact contents and
-//!    `integrity_check` after), and again with one tab closed once a third of its INSERTs are
-//!    acknowledged (none of those may be lost, the other tab finishes alone); and checks
+//!    turns), navigates the first tab away and reloads the second; then two tabs and a frame
+//!    in one of them (three workers) write at once (`E2E_TAB_INSERTS`, default 500, writes
+//!    each: autocommit INSERTs, every 25th a transaction of three; exact contents and
+//!    `integrity_check` after), and again two tabs with one closed once a third of its INSERTs
+//!    are acknowledged (none of those may be lost, the other tab finishes alone); and checks
 //!    `PRAGMA compile_options` of the built
 //!    SQLite (no `ENABLE_BATCH_ATOMIC_WRITE`: proof that the repository's flags did not apply)
 //!    and `PRAGMA integrity_check`;
@@ -370,10 +371,11 @@ fn tab_inserts() -> usize {
         .unwrap_or(500)
 }
 
-/// In the current tab (which is on the app, ready) and a new one: both tabs' workers write at
-/// the same time, each `tab_inserts()` autocommit INSERTs in a row through the page's request
-/// surface, so the shared volume changes hands between the tabs' workers (Web Lock + hand-off)
-/// as often as the engine lets it. Then the exact contents and `integrity_check`. Then a
+/// In the current tab (which is on the app, ready), a frame of the app added to it, and a new
+/// tab: the three workers write at the same time, each `tab_inserts()` writes in a row through
+/// the page's request surface (autocommit INSERTs, every `TXN_EVERY`-th a transaction of
+/// three), so the shared volume changes hands between them (Web Lock + hand-off) as often as
+/// the engine lets it. Then the exact contents and `integrity_check`, and the frame goes. Then a
 /// second round in which the new tab is CLOSED once it has had some of its INSERTs
 /// acknowledged: its worker dies wherever it is (holding the volume, mid-commit, or waiting
 /// for its turn), the browser releases its lock, and the first tab carries on alone. Every
@@ -405,64 +407,119 @@ async fn two_tabs_interleave(
     client.goto(url).await.map_err(|e| e.to_string())?;
     wait_state(client, "ready", timeout).await?;
 
-    // Round 1: both tabs, to the end.
+    // Round 1: three contexts to the end — tab A, a frame in tab A (the same page: its own
+    // worker), tab B — each writing n times, every TXN_EVERY-th write a transaction.
     step(&format!(
-        "two tabs write at once: {n} autocommit INSERTs each"
+        "two tabs and a frame write at once: {n} writes each (autocommit INSERTs; every \
+         {TXN_EVERY}th a transaction of 3)"
     ));
+    switch(a.clone()).await?;
+    client
+        .execute(
+            "const f = document.createElement('iframe');
+             f.id = 'third-context';
+             f.src = arguments[0];
+             document.body.appendChild(f);
+             return true;",
+            vec![json!(url)],
+        )
+        .await
+        .map_err(|e| format!("adding a frame: {e}"))?;
+    client
+        .enter_frame(0)
+        .await
+        .map_err(|e| format!("entering the frame: {e}"))?;
+    wait_state(client, "ready", timeout).await?;
+    client
+        .enter_parent_frame()
+        .await
+        .map_err(|e| e.to_string())?;
     let t = Instant::now();
-    start_inserts(client, "tab B", n).await?;
+    switch(b.clone()).await?;
+    start_inserts(client, "tab B", n, TXN_EVERY).await?;
     switch(a.clone()).await?;
     let turns_before = request(client, "stats", Value::Null).await?;
-    start_inserts(client, "tab A", n).await?;
+    client
+        .enter_frame(0)
+        .await
+        .map_err(|e| format!("entering the frame: {e}"))?;
+    start_inserts(client, "frame A", n, TXN_EVERY).await?;
+    client
+        .enter_parent_frame()
+        .await
+        .map_err(|e| e.to_string())?;
+    start_inserts(client, "tab A", n, TXN_EVERY).await?;
     let limit = timeout * 10;
-    let mut done = [false, false];
-    while !(done[0] && done[1]) {
-        for (i, w) in [&a, &b].into_iter().enumerate() {
+    let contexts = [
+        ("tab A", &a, false),
+        ("frame A", &a, true),
+        ("tab B", &b, false),
+    ];
+    let mut done = [false; 3];
+    while done.iter().any(|d| !d) {
+        for (i, (name, w, frame)) in contexts.iter().enumerate() {
             if done[i] {
                 continue;
             }
-            switch(w.clone()).await?;
+            switch((*w).clone()).await?;
+            if *frame {
+                client.enter_frame(0).await.map_err(|e| e.to_string())?;
+            }
             let p = inserts_progress(client).await?;
+            if *frame {
+                client
+                    .enter_parent_frame()
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
             if let Some(e) = p.error {
                 return Err(format!(
-                    "tab {}: INSERT {} of {n} failed: {e}",
-                    ["A", "B"][i],
+                    "{name}: write {} of {n} failed: {e}",
                     p.acked.len() + 1
                 ));
             }
             done[i] = p.done;
         }
         if t.elapsed() > limit {
-            return Err(format!("two tabs: {n} INSERTs each not done in {limit:?}"));
+            return Err(format!(
+                "three contexts: {n} writes each not done in {limit:?}"
+            ));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let secs = t.elapsed().as_secs_f64();
     switch(a.clone()).await?;
     let turns_after = request(client, "stats", Value::Null).await?;
-    step(&format!(
-        "two tabs: {} INSERTs in {secs:.1} s ({:.2} ms each); tab A's turn counters before \
-         {turns_before}, after {turns_after}",
-        2 * n,
-        secs * 1e3 / (2 * n) as f64
-    ));
     let mut want: Vec<String> = before.clone();
-    for tag in ["tab A", "tab B"] {
-        want.extend((0..n).map(|i| format!("{tag} {i}")));
+    for tag in ["tab A", "frame A", "tab B"] {
+        want.extend(texts_of(tag, n, TXN_EVERY));
     }
+    let commits = 3 * n;
+    step(&format!(
+        "two tabs and a frame: {commits} commits ({} notes) in {secs:.1} s ({:.2} ms per \
+         commit); tab A's turn counters before {turns_before}, after {turns_after}",
+        want.len() - before.len(),
+        secs * 1e3 / commits as f64
+    ));
     check_exact(
         &common::list_notes(client).await?,
         &want,
-        "after two tabs wrote at once",
+        "after two tabs and a frame wrote at once",
     )?;
     common::integrity_check(client).await?;
+    // The frame goes (its page unloads, its worker ends): round 2 is two tabs.
+    script(
+        client,
+        "document.getElementById('third-context').remove(); return true;",
+    )
+    .await?;
 
     // Round 2: tab B is closed while it writes.
     step("again, and tab B is closed after some of its INSERTs are acknowledged");
     switch(b.clone()).await?;
-    start_inserts(client, "closed B", n).await?;
+    start_inserts(client, "closed B", n, 0).await?;
     switch(a.clone()).await?;
-    start_inserts(client, "survivor A", n).await?;
+    start_inserts(client, "survivor A", n, 0).await?;
     switch(b.clone()).await?;
     let t = Instant::now();
     let acked_b = loop {
@@ -540,17 +597,41 @@ async fn two_tabs_interleave(
     Ok(())
 }
 
-/// Starts `n` autocommit INSERTs ("`{tag} {i}`", one after another) in the current tab and
-/// returns at once; `inserts_progress` reads how far they got.
-async fn start_inserts(client: &Client, tag: &str, n: usize) -> Res<()> {
-    let js = "const [tag, n] = arguments;
+/// Every `TXN_EVERY`-th write of round 1 is a transaction of three INSERTs (`addMany`).
+const TXN_EVERY: usize = 25;
+
+/// The note texts `start_inserts(.., tag, n, txn_every)` writes, in order.
+fn texts_of(tag: &str, n: usize, txn_every: usize) -> Vec<String> {
+    let mut v = Vec::new();
+    for i in 0..n {
+        v.push(format!("{tag} {i}"));
+        if txn_every > 0 && i % txn_every == txn_every - 1 {
+            v.push(format!("{tag} {i}.1"));
+            v.push(format!("{tag} {i}.2"));
+        }
+    }
+    v
+}
+
+/// Starts `n` writes in the current browsing context (a tab or a frame) and returns at once;
+/// `inserts_progress` reads how far they got. Write `i` is an autocommit INSERT of
+/// "`{tag} {i}`", or, every `txn_every`-th (0: never), one transaction of three INSERTs
+/// ("`{tag} {i}`", "`… {i}.1`", "`… {i}.2`") through `addMany`. All in order: `texts_of`.
+async fn start_inserts(client: &Client, tag: &str, n: usize, txn_every: usize) -> Res<()> {
+    let js = "const [tag, n, every] = arguments;
         const run = (window.__inserts = { acked: [], error: null, done: false });
         (async () => {
             for (let i = 0; i < n; i++) {
                 const text = `${tag} ${i}`;
+                const many = every > 0 && i % every === every - 1;
+                const texts = many ? [text, `${text}.1`, `${text}.2`] : [text];
                 try {
-                    await window.notesApp.request('add', text);
-                    run.acked.push(text);
+                    if (many) {
+                        await window.notesApp.request('addMany', texts);
+                    } else {
+                        await window.notesApp.request('add', text);
+                    }
+                    run.acked.push(...texts);
                 } catch (e) {
                     run.error = `${e?.name}: ${e?.message ?? e}`;
                     break;
@@ -560,7 +641,7 @@ async fn start_inserts(client: &Client, tag: &str, n: usize) -> Res<()> {
         })();
         return true;";
     client
-        .execute(js, vec![json!(tag), json!(n)])
+        .execute(js, vec![json!(tag), json!(n), json!(txn_every)])
         .await
         .map_err(|e| format!("starting INSERTs in the page: {e}"))?;
     Ok(())

@@ -244,6 +244,33 @@ impl NotesDb {
         })
     }
 
+    /// Adds several notes in one transaction — all of them or, on any error, none — and
+    /// returns their ids (e.g. an import).
+    #[wasm_bindgen(js_name = addMany)]
+    pub fn add_many(&self, texts: Vec<String>) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let texts: Vec<String> = texts.iter().map(|t| t.trim().to_owned()).collect();
+            if texts.iter().any(String::is_empty) {
+                return Err(js_error("BadArgument", "every note needs some text"));
+            }
+            with_conn(&inner, |conn| {
+                // The whole transaction runs within one turn of the volume (`with_conn` holds
+                // it), so another tab sees all of these notes or none.
+                let tx = conn.unchecked_transaction().map_err(sqlite_error)?;
+                let mut ids = Vec::with_capacity(texts.len());
+                for text in &texts {
+                    tx.execute("INSERT INTO notes(text) VALUES (?1)", params![text])
+                        .map_err(sqlite_error)?;
+                    ids.push(tx.last_insert_rowid());
+                }
+                tx.commit().map_err(sqlite_error)?;
+                to_js(&ids)
+            })
+            .await
+        })
+    }
+
     /// Every note, newest first, as `{ id, text, created }` objects.
     pub fn list(&self) -> js_sys::Promise {
         let inner = self.inner.clone();

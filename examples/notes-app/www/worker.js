@@ -2,8 +2,8 @@
 // database on OPFS and answers the page's requests.
 //
 // Protocol (structured-clone messages):
-//   page -> worker   { id, op, arg }        op: list | add | remove | stats | compileOptions |
-//                                                 integrityCheck | export
+//   page -> worker   { id, op, arg }        op: list | add | addMany | remove | stats |
+//                                                 compileOptions | integrityCheck | export
 //   worker -> page   { id, ok: true, result } or { id, ok: false, error: { name, message } }
 //   worker -> page   { event: "ready" } once the database is open, or
 //                    { event: "failed", error: { name, message } }  (name "VolumeBusy": another
@@ -38,6 +38,7 @@ function describe(e) {
 const ops = {
   list: (db) => db.list(),
   add: (db, text) => db.add(String(text)),
+  addMany: (db, texts) => db.addMany(Array.from(texts, String)), // one transaction
   remove: (db, id) => db.remove(Number(id)),
   stats: (db) => db.stats(),
   compileOptions: (db) => db.compileOptions(),
