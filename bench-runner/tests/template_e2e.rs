@@ -324,6 +324,7 @@ async fn steps(
     common::integrity_check(client).await?;
 
     two_tabs_interleave(client, browser, url, timeout).await?;
+    closed_mid_transaction(client, browser, url, timeout).await?;
 
     // The first write after a mount also flushes the data file once (vfs/DESIGN.md,
     // "Recovery": a once-per-mount cost, not a per-commit one). This tab's worker last took the
@@ -595,6 +596,165 @@ async fn two_tabs_interleave(
         in_db_b.len()
     ));
     Ok(())
+}
+
+/// A tab closed in the middle of a big transaction: in a new tab, one `addMany` transaction
+/// of `m` notes is timed (`m` doubled from 10,000 until it takes at least 300 ms, at most
+/// 160,000), then a second one of the same size is started and, halfway through its measured
+/// time — while its worker holds the volume inside the transaction — the worker is terminated
+/// (the page's `pagehide` handler, dispatched by hand: what a navigation away does) and the
+/// tab closed. The
+/// tab we come back to must find the first transaction's notes all there and the second's
+/// all or none (none is what a close mid-transaction gives; all, a commit that beat the
+/// close), `integrity_check` ok, and go on writing. Leaves the first tab selected.
+async fn closed_mid_transaction(
+    client: &Client,
+    browser: Browser,
+    url: &str,
+    timeout: Duration,
+) -> Res<()> {
+    let step = |what: &str| eprintln!("e2e: {browser}: {what}");
+    let a = client.window().await.map_err(|e| e.to_string())?;
+    let (total_before, _) = count_notes(client, "").await?;
+    let c = client
+        .new_window(true)
+        .await
+        .map_err(|e| format!("opening another tab: {e}"))?
+        .handle;
+    client
+        .switch_to_window(c.clone())
+        .await
+        .map_err(|e| e.to_string())?;
+    client.goto(url).await.map_err(|e| e.to_string())?;
+    wait_state(client, "ready", timeout).await?;
+    // In the page: one transaction of `m` generated notes, timed; progress in window.__many.
+    let start_many = |tag: &'static str, m: u64| async move {
+        client
+            .execute(
+                "const [tag, m] = arguments;
+                 const texts = Array.from({ length: m }, (_, i) => `${tag} ${i} ${'x'.repeat(40)}`);
+                 const run = (window.__many = { ms: null, error: null });
+                 // postMessage clones the texts before it returns: time only what follows.
+                 window.notesApp.request('addMany', texts).then(
+                     () => { run.ms = performance.now() - t; },
+                     (e) => { run.error = `${e?.name}: ${e?.message ?? e}`; });
+                 const t = performance.now();
+                 return true;",
+                vec![json!(tag), json!(m)],
+            )
+            .await
+            .map_err(|e| format!("starting addMany({m}): {e}"))
+    };
+    let mut m = 10_000u64;
+    let mut calibrated = Vec::new();
+    let took = loop {
+        start_many("calibration", m).await?;
+        let t = Instant::now();
+        let ms = loop {
+            let v = script(client, "return window.__many;").await?;
+            if let Some(e) = v["error"].as_str() {
+                return Err(format!("addMany({m}) failed: {e}"));
+            }
+            if let Some(ms) = v["ms"].as_f64() {
+                break ms;
+            }
+            if t.elapsed() > timeout * 10 {
+                return Err(format!("addMany({m}) not done in {:?}", timeout * 10));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        calibrated.push((m, ms));
+        if ms >= 300.0 || m >= 160_000 {
+            break Duration::from_secs_f64(ms / 1e3);
+        }
+        m *= 2;
+    };
+    let committed: u64 = calibrated.iter().map(|(m, _)| m).sum();
+    step(&format!(
+        "closed mid-transaction: addMany transactions {calibrated:?} (notes, ms); now \
+         {m} more, and the tab's worker is terminated {} ms after the start",
+        (took / 2).as_millis()
+    ));
+    start_many("doomed", m).await?;
+    tokio::time::sleep(took / 2).await;
+    // The page's own pagehide handler terminates its worker (as a navigation away does), at
+    // once and wherever the worker is; then the tab goes. What the page had heard just before:
+    let v = script(
+        client,
+        "const v = { ...window.__many }; dispatchEvent(new Event('pagehide')); return v;",
+    )
+    .await?;
+    let finished_first = v["ms"].as_f64().is_some() || v["error"].as_str().is_some();
+    client
+        .close_window()
+        .await
+        .map_err(|e| format!("closing the tab: {e}"))?;
+    client
+        .switch_to_window(a.clone())
+        .await
+        .map_err(|e| e.to_string())?;
+    let (total, doomed) = count_notes(client, "doomed ").await?;
+    let (_, calibration) = count_notes(client, "calibration ").await?;
+    if calibration != committed {
+        return Err(format!(
+            "after the close: {calibration} of the {committed} notes of the committed \
+             transactions"
+        ));
+    }
+    if doomed != 0 && doomed != m {
+        return Err(format!(
+            "the transaction closed mid-way left {doomed} of its {m} notes: not atomic"
+        ));
+    }
+    if total != total_before + committed + doomed {
+        return Err(format!(
+            "after the close: {total} notes, expected {} + {committed} + {doomed}",
+            total_before
+        ));
+    }
+    common::integrity_check(client).await?;
+    for i in 0..10 {
+        request(client, "add", json!(format!("after the close {i}"))).await?;
+    }
+    let (_, after) = count_notes(client, "after the close ").await?;
+    if after != 10 {
+        return Err(format!("after the close: {after} of 10 new notes"));
+    }
+    step(&format!(
+        "closed mid-transaction: {} of the closed tab's {m} uncommitted notes are in the \
+         database ({}; the tab's page had {}seen it finish), the {committed} committed ones \
+         all; integrity ok; this tab wrote 10 more",
+        doomed,
+        if doomed == 0 {
+            "rolled back"
+        } else {
+            "the commit beat the close"
+        },
+        if finished_first { "" } else { "not " }
+    ));
+    if finished_first && doomed == 0 {
+        return Err("the closed tab saw its transaction finish, but its notes are gone".into());
+    }
+    Ok(())
+}
+
+/// In the current tab: how many notes there are, and how many start with `prefix` (counted in
+/// the page, so that a large list does not cross WebDriver).
+async fn count_notes(client: &Client, prefix: &str) -> Res<(u64, u64)> {
+    let v = client
+        .execute_async(
+            "const [prefix, done] = arguments;
+             window.notesApp.request('list').then(
+                 (ns) => done([ns.length, ns.filter((n) => n.text.startsWith(prefix)).length]),
+                 (e) => done({ error: `${e?.name}: ${e?.message ?? e}` }));",
+            vec![json!(prefix)],
+        )
+        .await
+        .map_err(|e| format!("counting notes: {e}"))?;
+    match (v[0].as_u64(), v[1].as_u64()) {
+        (Some(n), Some(k)) => Ok((n, k)),
+        _ => Err(format!("counting notes: {v}")),
+    }
 }
 
 /// Every `TXN_EVERY`-th write of round 1 is a transaction of three INSERTs (`addMany`).
