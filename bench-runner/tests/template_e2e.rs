@@ -17,7 +17,9 @@
 //!    in one of them (three workers) write at once (`E2E_TAB_INSERTS`, default 500, writes
 //!    each: autocommit INSERTs, every 25th a transaction of three; exact contents and
 //!    `integrity_check` after), and again two tabs with one closed once a third of its INSERTs
-//!    are acknowledged (none of those may be lost, the other tab finishes alone); and checks
+//!    are acknowledged (none of those may be lost, the other tab finishes alone), then a tab
+//!    whose worker is terminated in the middle of a big transaction (all or none of it, the
+//!    committed ones whole, the other tab writes on); and checks
 //!    `PRAGMA compile_options` of the built
 //!    SQLite (no `ENABLE_BATCH_ATOMIC_WRITE`: proof that the repository's flags did not apply)
 //!    and `PRAGMA integrity_check`;
