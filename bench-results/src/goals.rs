@@ -19,6 +19,7 @@
 //! | `tests-2-16` | every `ours-*` | tests 2–16 ÷ memory reference | ≤ 1.02 |
 //! | `batch` | every `ours-*` | batch ÷ memory reference | ≤ 1.10 |
 //! | `memory-vs-disk` | `ours-memory-X` for each level X | 16-case total ÷ `ours-disk-X` | ≤ 1.00 |
+//! | `sharing-single-tab` | `ours-X` that has an `ours-X-exclusive` reference | 16-case total ÷ the reference's | ≤ 1.02 |
 //! | `peer-per-case` | every persistent peer P, versus each `ours-*-strict` S | case c of P ÷ case c of S, each of the 16 cases | > 1 |
 //! | `handoff-floor` | each hand-off workload (`two-writers`, `writer-reader`) | ms per hand-off ÷ ms to close and reopen the two access handles, same round | ≤ 2.00 |
 //!
@@ -115,6 +116,9 @@ pub enum Subject {
     MemoryVsDisk,
     /// Every persistent peer versus every `ours-*-strict`, per case.
     PeersVsOursStrict,
+    /// `ours-X` (shared: what users get) versus its `ours-X-exclusive` reference (one tab,
+    /// exclusive access handles, no Web Lock): what sharing costs a tab that is alone.
+    SharedVsExclusive,
     /// Each workload of the hand-off suite versus the floor of the same rounds
     /// ([`crate::handoff`]; decided by [`check_handoff`], not [`check_sql`]).
     HandoffVsFloor,
@@ -136,7 +140,7 @@ pub struct Goal {
 }
 
 /// Every goal (see the module docs).
-pub const GOALS: [Goal; 7] = [
+pub const GOALS: [Goal; 8] = [
     Goal {
         id: "total-balanced",
         subject: Subject::OursVsReference("-balanced"),
@@ -173,6 +177,13 @@ pub const GOALS: [Goal; 7] = [
         threshold: 1.00,
     },
     Goal {
+        id: "sharing-single-tab",
+        subject: Subject::SharedVsExclusive,
+        metric: Metric::Total,
+        bound: Bound::AtMost,
+        threshold: 1.02,
+    },
+    Goal {
         id: "peer-per-case",
         subject: Subject::PeersVsOursStrict,
         metric: Metric::Case,
@@ -187,6 +198,10 @@ pub const GOALS: [Goal; 7] = [
         threshold: 2.00,
     },
 ];
+
+/// Suffix of the single-tab references of sharing (`ours-memory-strict-exclusive`: installed
+/// with `Sharing::Exclusive`), for the `sharing-single-tab` goal.
+pub const EXCLUSIVE_SUFFIX: &str = "-exclusive";
 
 /// The goal whose checks carry a [`StrictFloor`].
 pub const TOTAL_STRICT: &str = "total-strict";
@@ -385,6 +400,21 @@ pub fn check_sql(sql: &SqlSection, boot: &Bootstrap) -> Vec<GoalCheck> {
                     };
                     let ratio = pair(m, d, goal.metric, None, boot);
                     out.push(check(goal, m, d, None, ratio));
+                }
+            }
+            Subject::SharedVsExclusive => {
+                for x in sql.backends.iter().filter(ran) {
+                    let Some(base) = x.meta.name.strip_suffix(EXCLUSIVE_SUFFIX) else {
+                        continue;
+                    };
+                    if !x.meta.is_ours() {
+                        continue;
+                    }
+                    let Some(b) = sql.backend(base).filter(ran) else {
+                        continue;
+                    };
+                    let ratio = pair(b, x, goal.metric, None, boot);
+                    out.push(check(goal, b, x, None, ratio));
                 }
             }
             // Not about the SQL section: see check_handoff.
@@ -640,6 +670,43 @@ mod tests {
         fill_strict_floors(&mut sql, &raw);
         let again = sql.goals.iter().find(|g| g.goal == TOTAL_STRICT).unwrap();
         assert_eq!(again.floor, before);
+    }
+
+    /// `sharing-single-tab`: each `ours-X-exclusive` pairs with its `ours-X`, in that order;
+    /// nothing else does, and the exclusive references are outside the strict and peer goals.
+    #[test]
+    fn the_sharing_goal_pairs_each_exclusive_reference_with_its_base() {
+        let shared = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1000.0, 1002.0, 998.0];
+        let excl = [990.0, 1000.0, 985.0, 1000.0, 990.0, 995.0, 1000.0, 990.0];
+        let mut sql = SqlSection {
+            backends: vec![
+                backend("sqlite-memvfs", false, &shared, &[]),
+                backend("ours-memory-strict", true, &shared, &[]),
+                backend("ours-memory-strict-exclusive", true, &excl, &[]),
+                // No base: no check.
+                backend("ours-disk-relaxed-exclusive", true, &excl, &[]),
+            ],
+            ..SqlSection::default()
+        };
+        sql.summarize(&Bootstrap::default());
+        let sharing: Vec<&GoalCheck> = sql
+            .goals
+            .iter()
+            .filter(|g| g.goal == "sharing-single-tab")
+            .collect();
+        assert_eq!(sharing.len(), 1, "{sharing:?}");
+        let g = sharing[0];
+        assert_eq!(
+            (g.backend.as_str(), g.versus.as_str()),
+            ("ours-memory-strict", "ours-memory-strict-exclusive")
+        );
+        let ratio = g.ratio.as_ref().expect("paired over 8 rounds");
+        assert!(ratio.median > 1.0 && ratio.median < 1.02, "{ratio:?}");
+        assert!(sql
+            .goals
+            .iter()
+            .filter(|g| g.goal == TOTAL_STRICT)
+            .all(|g| !g.backend.ends_with(EXCLUSIVE_SUFFIX)));
     }
 
     #[test]

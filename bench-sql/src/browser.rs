@@ -33,9 +33,10 @@ use sqlite_wasm_vfs::sahpool::{self, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
+use bench_results::goals::EXCLUSIVE_SUFFIX;
 use opfs_vfs::sqlite::SharedVolume;
 use opfs_vfs::storage::{OpfsStorage, StorageError};
-use opfs_vfs::web::{install, InstallError, InstallOptions, Installed};
+use opfs_vfs::web::{install, InstallError, InstallOptions, Installed, Sharing};
 use opfs_vfs::{BufferMode, Durability};
 
 use bench_results::sql::{BackendMeta, PhysicalCounters, SqlSection};
@@ -126,6 +127,10 @@ pub struct OursOpfsBackend {
     root: String,
     buffer_mode: BufferMode,
     durability: Durability,
+    /// `Sharing::Shared` (what users get by default) or, for the `-exclusive` references,
+    /// `Sharing::Exclusive`: one tab, exclusive handles, no Web Lock — the single-tab cost of
+    /// sharing is the difference, paired per round.
+    sharing: Sharing,
     dir: Option<String>,
     mounted: Option<Mounted>,
 }
@@ -147,6 +152,7 @@ impl OursOpfsBackend {
             root: root.to_owned(),
             buffer_mode,
             durability,
+            sharing: Sharing::Shared,
             dir: None,
             mounted: None,
         }
@@ -167,6 +173,15 @@ impl OursOpfsBackend {
         v
     }
 
+    /// The `-exclusive` reference of a configuration: installed with `Sharing::Exclusive`
+    /// (exclusive access handles, no Web Lock), to measure what sharing costs a single tab.
+    pub fn exclusive(root: &str, buffer_mode: BufferMode, durability: Durability) -> Self {
+        Self {
+            sharing: Sharing::Exclusive,
+            ..Self::new(root, buffer_mode, durability)
+        }
+    }
+
     /// The OPFS directory of the current run, if prepared.
     pub fn dir(&self) -> Option<&str> {
         self.dir.as_deref()
@@ -185,6 +200,7 @@ impl OursOpfsBackend {
             directory: dir,
             buffer_mode: self.buffer_mode,
             durability: self.durability,
+            sharing: self.sharing,
             ..InstallOptions::default()
         })
         .await?;
@@ -218,7 +234,13 @@ impl OursOpfsBackend {
 
 impl SqlBackend for OursOpfsBackend {
     fn name(&self) -> String {
-        ours_name(self.buffer_mode, self.durability)
+        match self.sharing {
+            Sharing::Shared => ours_name(self.buffer_mode, self.durability),
+            Sharing::Exclusive => format!(
+                "{}{EXCLUSIVE_SUFFIX}",
+                ours_name(self.buffer_mode, self.durability)
+            ),
+        }
     }
 
     fn durability(&self) -> &'static str {
@@ -230,7 +252,13 @@ impl SqlBackend for OursOpfsBackend {
     }
 
     fn meta(&self) -> BackendMeta {
-        ours_meta(self, MEMVFS_NAME, self.buffer_mode, self.durability)
+        let mut meta = ours_meta(self, MEMVFS_NAME, self.buffer_mode, self.durability);
+        if self.sharing == Sharing::Exclusive {
+            if let Some(d) = &mut meta.durability_settings {
+                d.push_str("; Sharing::Exclusive (exclusive access handles, no Web Lock)");
+            }
+        }
+        meta
     }
 
     /// A new directory name; removes it (and the previous run's, if cleanup did not run) so that
@@ -553,6 +581,15 @@ impl BrowserBackend {
             Self::Sahpool(SahpoolBackend::new(root)),
         ];
         v.extend(OursOpfsBackend::all(root).into_iter().map(Self::Ours));
+        // The single-tab references of sharing, Strict in both modes (selected by name:
+        // `exclusive`, or `ours`).
+        for mode in [BufferMode::Disk, BufferMode::Memory] {
+            v.push(Self::Ours(OursOpfsBackend::exclusive(
+                root,
+                mode,
+                Durability::Strict,
+            )));
+        }
         v
     }
 }
