@@ -113,8 +113,16 @@ impl RunConfig {
         self.suites.contains(&suite)
     }
 
-    /// Whether the backend `name` passes the filters (empty: every backend).
+    /// Whether the backend `name` passes the filters (empty: every backend). A filter selects
+    /// the names that contain it; the `-exclusive` single-tab references
+    /// ([`crate::goals::EXCLUSIVE_SUFFIX`]) only by a filter that says `exclusive`, so that
+    /// `ours-memory-strict` selects one backend.
     pub fn selects_backend(&self, name: &str) -> bool {
-        self.backends.is_empty() || self.backends.iter().any(|f| name.contains(f.as_str()))
+        let reference = name.ends_with(crate::goals::EXCLUSIVE_SUFFIX);
+        self.backends.is_empty()
+            || self
+                .backends
+                .iter()
+                .any(|f| name.contains(f.as_str()) && (!reference || f.contains("exclusive")))
     }
 }

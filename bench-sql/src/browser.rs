@@ -581,8 +581,8 @@ impl BrowserBackend {
             Self::Sahpool(SahpoolBackend::new(root)),
         ];
         v.extend(OursOpfsBackend::all(root).into_iter().map(Self::Ours));
-        // The single-tab references of sharing, Strict in both modes (selected by name:
-        // `exclusive`, or `ours`).
+        // The single-tab references of sharing, Strict in both modes (selected only by a filter
+        // that says `exclusive`, or by none: `RunConfig::selects_backend`).
         for mode in [BufferMode::Disk, BufferMode::Memory] {
             v.push(Self::Ours(OursOpfsBackend::exclusive(
                 root,

@@ -388,6 +388,13 @@ mod tests {
         assert!(c.selects_backend("ours-disk-strict"));
         assert!(c.selects_backend("sahpool"));
         assert!(!c.selects_backend("ours-memory-strict"));
+        // The single-tab references only when named.
+        assert!(!c.selects_backend("ours-disk-strict-exclusive"));
+        let x = resolve(r#"{"backends":["ours-disk-strict","exclusive"]}"#).unwrap();
+        assert!(x.selects_backend("ours-disk-strict"));
+        assert!(x.selects_backend("ours-disk-strict-exclusive"));
+        assert!(x.selects_backend("ours-memory-strict-exclusive"));
+        assert!(!x.selects_backend("ours-memory-strict"));
         assert_eq!(c.files, 10);
         assert_eq!(c.commit.as_deref(), Some("abc123"));
         let all = resolve(r#"{"backends":["all"]}"#).unwrap();

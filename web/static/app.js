@@ -396,10 +396,17 @@ function recordLive(p) {
   if (map) map.set(key, p.so_far);
 }
 
+// Whether a backend-name filter selects `name`: the rule of `RunConfig::selects_backend`
+// (bench-results/src/config.rs): a filter selects the names containing it, and the
+// `-exclusive` single-tab references only a filter that says `exclusive`.
+function filterSelects(f, name) {
+  return name.includes(f) && (!name.endsWith('-exclusive') || f.includes('exclusive'));
+}
+
 function liveView() {
   const per = (map) => Object.fromEntries(map);
   const filters = live.config.backends ?? ['all'];
-  const chosen = (list) => (list ?? []).filter((b) => filters.includes('all') || filters.some((f) => b.name.includes(f)));
+  const chosen = (list) => (list ?? []).filter((b) => filters.includes('all') || filters.some((f) => filterSelects(f, b.name)));
   const suites = new Set(live.config.suites);
   const sql = suites.has('sql') || suites.has('batch')
     ? {
@@ -992,7 +999,7 @@ function applyUrlParams(params) {
   const backends = params.get('backends');
   if (backends && backends !== 'all') {
     const filters = backends.split(',').map((s) => s.trim()).filter(Boolean);
-    $$('input[name=backend]').forEach((c) => (c.checked = filters.some((f) => c.value.includes(f))));
+    $$('input[name=backend]').forEach((c) => (c.checked = filters.some((f) => filterSelects(f, c.value))));
   }
   for (const key of ['runs', 'files', 'warmup', 'sql_scale', 'fs_runs', 'peer_runs']) {
     const v = params.get(key);
