@@ -95,7 +95,8 @@ async fn every_backend_small_run() {
     let suite = Suite::generate_scaled(DEFAULT_SEED, SCALE);
     let batch = Batch::generate(DEFAULT_SEED, BATCH_ROWS);
     let backends = BrowserBackend::all(&root);
-    assert_eq!(backends.len(), 8);
+    // Six of ours, the two references, and the two single-tab (`-exclusive`) references.
+    assert_eq!(backends.len(), 10);
     for mut backend in backends {
         let name = backend.name();
         let s = run_suite(&mut backend, &suite)
@@ -215,10 +216,10 @@ async fn run_browser_small() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
 
-    // 8 backends × 3 rounds × 2 workloads, a report before and after each.
-    assert_eq!(reports.len(), 96);
-    assert_eq!(reports.last().unwrap().done, 48);
-    assert_eq!(reports[0].total, 48);
+    // 10 backends × 3 rounds × 2 workloads, a report before and after each.
+    assert_eq!(reports.len(), 120);
+    assert_eq!(reports.last().unwrap().done, 60);
+    assert_eq!(reports[0].total, 60);
     assert!(reports[0].warmup && reports[0].outcome.is_none());
     assert_eq!(reports[1].workload, Workload::Suite);
     assert!(matches!(reports[1].outcome, Some(Ok(_))));
@@ -232,7 +233,7 @@ async fn run_browser_small() {
     );
     assert_eq!((sql.config.runs, sql.config.warmup), (2, 1));
     assert_eq!(sql.rounds.len(), 3);
-    assert!(sql.rounds.iter().all(|r| r.order.len() == 8));
+    assert!(sql.rounds.iter().all(|r| r.order.len() == 10));
     let names: Vec<&str> = sql.backends.iter().map(|b| b.meta.name.as_str()).collect();
     assert_eq!(
         names,
@@ -245,6 +246,8 @@ async fn run_browser_small() {
             "ours-memory-strict",
             "ours-memory-relaxed",
             "ours-memory-balanced",
+            "ours-disk-strict-exclusive",
+            "ours-memory-strict-exclusive",
         ]
     );
     for b in &sql.backends {
