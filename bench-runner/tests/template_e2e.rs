@@ -56,6 +56,7 @@ use bench_runner::options::{Browser, Tools};
 use common::{
     add_through_form, expect_notes, request, script, wait_notes, wait_state, Res, WINDOW,
 };
+use fantoccini::wd::WindowHandle;
 use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 
@@ -233,17 +234,7 @@ async fn steps(
 
     step("second tab: the same notes; both tabs write and see each other's notes");
     let first = client.window().await.map_err(|e| e.to_string())?;
-    let second = client
-        .new_window(true)
-        .await
-        .map_err(|e| format!("opening a second tab: {e}"))?
-        .handle;
-    client
-        .switch_to_window(second.clone())
-        .await
-        .map_err(|e| e.to_string())?;
-    client.goto(url).await.map_err(|e| e.to_string())?;
-    wait_state(client, "ready", timeout).await?;
+    let second = open_app_tab(client, url, timeout).await?;
     wait_notes(client, &kept, timeout).await?;
     add_through_form(client, "fourth note, from tab 2").await?;
     let with_fourth = ["fourth note, from tab 2", texts[2], texts[0]];
@@ -398,17 +389,10 @@ async fn two_tabs_interleave(
         .map(|(_, t)| t)
         .collect();
     let a = client.window().await.map_err(|e| e.to_string())?;
-    let b = client
-        .new_window(true)
-        .await
-        .map_err(|e| format!("opening another tab: {e}"))?
-        .handle;
-    let switch = |w: fantoccini::wd::WindowHandle| async move {
+    let b = open_app_tab(client, url, timeout).await?;
+    let switch = |w: WindowHandle| async move {
         client.switch_to_window(w).await.map_err(|e| e.to_string())
     };
-    switch(b.clone()).await?;
-    client.goto(url).await.map_err(|e| e.to_string())?;
-    wait_state(client, "ready", timeout).await?;
 
     // Round 1: three contexts to the end — tab A, a frame in tab A (the same page: its own
     // worker), tab B — each writing n times, every TXN_EVERY-th write a transaction.
@@ -618,17 +602,7 @@ async fn closed_mid_transaction(
     let step = |what: &str| eprintln!("e2e: {browser}: {what}");
     let a = client.window().await.map_err(|e| e.to_string())?;
     let (total_before, _) = count_notes(client, "").await?;
-    let c = client
-        .new_window(true)
-        .await
-        .map_err(|e| format!("opening another tab: {e}"))?
-        .handle;
-    client
-        .switch_to_window(c.clone())
-        .await
-        .map_err(|e| e.to_string())?;
-    client.goto(url).await.map_err(|e| e.to_string())?;
-    wait_state(client, "ready", timeout).await?;
+    open_app_tab(client, url, timeout).await?;
     // In the page: one transaction of `m` generated notes, timed; progress in window.__many.
     let start_many = |tag: &'static str, m: u64| async move {
         client
@@ -738,6 +712,23 @@ async fn closed_mid_transaction(
         return Err("the closed tab saw its transaction finish, but its notes are gone".into());
     }
     Ok(())
+}
+
+/// Opens a new tab, switches to it and loads the app at `url` until it is ready; returns the
+/// tab's handle.
+async fn open_app_tab(client: &Client, url: &str, timeout: Duration) -> Res<WindowHandle> {
+    let tab = client
+        .new_window(true)
+        .await
+        .map_err(|e| format!("opening another tab: {e}"))?
+        .handle;
+    client
+        .switch_to_window(tab.clone())
+        .await
+        .map_err(|e| e.to_string())?;
+    client.goto(url).await.map_err(|e| e.to_string())?;
+    wait_state(client, "ready", timeout).await?;
+    Ok(tab)
 }
 
 /// In the current tab: how many notes there are, and how many start with `prefix` (counted in

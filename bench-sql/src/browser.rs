@@ -234,12 +234,10 @@ impl OursOpfsBackend {
 
 impl SqlBackend for OursOpfsBackend {
     fn name(&self) -> String {
+        let name = ours_name(self.buffer_mode, self.durability);
         match self.sharing {
-            Sharing::Shared => ours_name(self.buffer_mode, self.durability),
-            Sharing::Exclusive => format!(
-                "{}{EXCLUSIVE_SUFFIX}",
-                ours_name(self.buffer_mode, self.durability)
-            ),
+            Sharing::Shared => name,
+            Sharing::Exclusive => name + EXCLUSIVE_SUFFIX,
         }
     }
 

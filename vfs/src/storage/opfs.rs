@@ -618,7 +618,8 @@ impl OpfsStorage {
 
     /// Whether the handles are released.
     pub fn is_released(&self) -> bool {
-        self.files.iter().any(|f| f.released || f.handle.is_none())
+        // A handle is `None` only while released (exclusive handles).
+        self.files.iter().any(|f| f.released)
     }
 
     /// Opens new sync access handles on this storage's files after [`OpfsStorage::release`]
@@ -628,7 +629,8 @@ impl OpfsStorage {
     /// the files; a half-open result closes what it opened.
     /// Concurrent handles are still open: the result is ready at once and opens nothing.
     pub fn reopen(&self) -> impl std::future::Future<Output = StorageResult<ReopenedHandles>> {
-        let kept = self.concurrent && self.files.iter().all(|f| f.handle.is_some());
+        // Concurrent handles are closed only with the storage: `release` keeps them.
+        let kept = self.concurrent;
         let mode = self.mode;
         let files: Vec<(FileSystemFileHandle, String, PhysicalFileId)> = if kept {
             Vec::new()
