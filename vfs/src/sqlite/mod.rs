@@ -81,6 +81,13 @@
 mod ffi;
 mod file;
 mod lock;
+// SQLite's memcpy/memmove/memset as bulk-memory instructions (see the module's docs).
+#[cfg(all(
+    target_arch = "wasm32",
+    target_os = "unknown",
+    target_feature = "bulk-memory"
+))]
+mod memops;
 mod os;
 mod store;
 
