@@ -98,10 +98,10 @@ else
             "npm ci here installs binaryen $WASM_OPT_MIN; WASM_OPT=off silences this."
     else
         before=$(stat -c %s "$out")
-        # -O: wasm-pack's default level. wasm-opt takes the enabled features (reference types,
-        # bulk memory, ...) from the module's target_features section, which rustc writes and
-        # wasm-bindgen keeps.
-        "$wasm_opt" -O "$out" -o "$out.opt"
+        # -O3: the page's level (5 % faster SQL than wasm-pack's default -O, methodology.md).
+        # wasm-opt takes the enabled features (reference types, bulk memory, ...) from the
+        # module's target_features section, which rustc writes and wasm-bindgen keeps.
+        "$wasm_opt" -O3 "$out" -o "$out.opt"
         mv "$out.opt" "$out"
         say "wasm-opt $opt_version: $before -> $(stat -c %s "$out") bytes"
     fi

@@ -363,6 +363,24 @@ pub fn presets() -> String {
     to_json(&map)
 }
 
+/// The names among `names_json` (a JSON array of backend names) that a run of `config_json` (a
+/// [`Request`], as `run` takes it; only its `backends` filters matter) would run, as a JSON array
+/// in the order given. The page checks its boxes for a URL's filters and lists a live run's
+/// backends with this, so the selection rule (`RunConfig::selects_backend`) has one copy.
+#[wasm_bindgen]
+pub fn selected_backends(config_json: String, names_json: String) -> Result<String, JsValue> {
+    let config = Request::from_json(&config_json)
+        .and_then(|r| r.resolve())
+        .map_err(js_error)?;
+    let names: Vec<String> = serde_json::from_str(&names_json)
+        .map_err(|e| js_error(format!("selected_backends: names: {e}")))?;
+    let chosen: Vec<&String> = names
+        .iter()
+        .filter(|n| config.selects_backend(n))
+        .collect();
+    Ok(to_json(&chosen))
+}
+
 /// A result document of any version the page reads (a file the user loads), converted to the
 /// current layout with every summary computed, as JSON; rejects what is not a document.
 #[wasm_bindgen]

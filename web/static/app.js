@@ -396,17 +396,10 @@ function recordLive(p) {
   if (map) map.set(key, p.so_far);
 }
 
-// Whether a backend-name filter selects `name`: the rule of `RunConfig::selects_backend`
-// (bench-results/src/config.rs): a filter selects the names containing it, and the
-// `-exclusive` single-tab references only a filter that says `exclusive`.
-function filterSelects(f, name) {
-  return name.includes(f) && (!name.endsWith('-exclusive') || f.includes('exclusive'));
-}
-
 function liveView() {
   const per = (map) => Object.fromEntries(map);
-  const filters = live.config.backends ?? ['all'];
-  const chosen = (list) => (list ?? []).filter((b) => filters.includes('all') || filters.some((f) => filterSelects(f, b.name)));
+  // The worker says which backends this run runs ('selection', before its first progress event).
+  const chosen = (list) => (list ?? []).filter((b) => live.selected?.has(b.name));
   const suites = new Set(live.config.suites);
   const sql = suites.has('sql') || suites.has('batch')
     ? {
@@ -988,7 +981,15 @@ function applyPreset(name) {
   form.dataset.preset = name;
 }
 
-function applyUrlParams(params) {
+/** The URL's backend filters (`?backends=a,b`), or null for none or `all`. */
+function urlBackendFilters() {
+  const backends = params.get('backends');
+  if (!backends || backends === 'all') return null;
+  return backends.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** `selected`: the backend names the worker picked for `urlBackendFilters()` (null: leave all). */
+function applyUrlParams(params, selected) {
   const preset = params.get('preset');
   if (preset && presets?.[preset]) applyPreset(preset);
   const suites = params.get('suites');
@@ -996,10 +997,9 @@ function applyUrlParams(params) {
     const wanted = new Set(suites.split(',').map((s) => s.trim()));
     $$('input[name=suite]').forEach((c) => (c.checked = wanted.has(c.value)));
   }
-  const backends = params.get('backends');
-  if (backends && backends !== 'all') {
-    const filters = backends.split(',').map((s) => s.trim()).filter(Boolean);
-    $$('input[name=backend]').forEach((c) => (c.checked = filters.some((f) => filterSelects(f, c.value))));
+  if (selected) {
+    const chosen = new Set(selected);
+    $$('input[name=backend]').forEach((c) => (c.checked = chosen.has(c.value)));
   }
   for (const key of ['runs', 'files', 'warmup', 'sql_scale', 'fs_runs', 'peer_runs']) {
     const v = params.get(key);
@@ -1087,7 +1087,7 @@ function startWorker() {
   w.addEventListener('error', (e) => {
     if (w === worker && bench.state === 'running') failRun(`worker error: ${e.message || 'unknown'}`);
   });
-  w.postMessage({ type: 'hello', commit });
+  w.postMessage({ type: 'hello', commit, backends: urlBackendFilters() });
   return workerReady;
 }
 
@@ -1107,6 +1107,10 @@ function onWorkerMessage(w, data) {
       recordLive(data.progress);
       showProgress(data.progress);
       if (data.progress.status === 'end') renderSoon();
+      break;
+    case 'selection':
+      if (live) live.selected = new Set(data.names);
+      renderSoon();
       break;
     case 'result':
       finishRun(data.result);
@@ -1333,7 +1337,7 @@ async function main() {
     renderBackendList();
     const phone = isPhone();
     applyPreset(phone ? 'phone' : 'full');
-    applyUrlParams(params);
+    applyUrlParams(params, ready.selected);
     if (isNum(workerEnv?.timer_resolution_us) && workerEnv.timer_resolution_us > 20) {
       setWarning('timer', `The worker's timer step is ${fmtUs(workerEnv.timer_resolution_us)} µs: per-call figures shorter than that are rounded.`);
     }

@@ -2,8 +2,11 @@
 // --target web, in ./pkg/) and runs what the page asks. OPFS sync access handles exist only in
 // dedicated workers, and SQLite blocks this thread while it works, not the page's.
 //
-// Messages in:  {type: 'hello', commit}            -> {type: 'ready', environment, backends, presets}
-//               {type: 'run', config}              -> {type: 'progress', progress}* then
+// Messages in:  {type: 'hello', commit, backends?}  -> {type: 'ready', environment, backends, presets, selected}
+//                                                     (selected: the backend names the filters
+//                                                     `backends` pick, by the Rust rule; null without)
+//               {type: 'run', config}              -> {type: 'selection', names} (what this run runs),
+//                                                     {type: 'progress', progress}* then
 //                                                     {type: 'result', result}
 //               {type: 'load', id, text}           -> {type: 'loaded', id, result} | {type: 'loaded', id, error}
 //                                                     (a result file converted and summarized in Rust)
@@ -16,7 +19,7 @@
 // Peers: if the page has ./peers/index.js, it is imported here and handed to the wasm, which
 // runs its backends in the same rounds as ours (contract: web/README.md, "Peers"). No such
 // file: no peers. A file that exists but fails to import is reported as a console error.
-import init, { run, environment, backends, presets, load_document } from './pkg/web.js';
+import init, { run, environment, backends, presets, load_document, selected_backends } from './pkg/web.js';
 
 const post = (message) => self.postMessage(message);
 
@@ -56,6 +59,12 @@ async function loadPeers() {
   }
 }
 
+/** Every backend name of a `backends()` list (each suite's list but raw's), once each. */
+const namesOf = (list) => [...new Set(Object.entries(list).flatMap(([suite, l]) => (suite !== 'raw' && Array.isArray(l) ? l.map((b) => b.name) : [])))];
+/** The names among `names` that a run of `config` would run (the rule lives in Rust). */
+const selectedBy = (config, names) => JSON.parse(selected_backends(JSON.stringify(config), JSON.stringify(names)));
+let names = [];
+
 // Start loading at once; messages that arrive meanwhile wait for it.
 const ready = Promise.all([init(), loadPeers()]);
 
@@ -66,8 +75,11 @@ self.onmessage = async ({ data }) => {
       const env = JSON.parse(await environment(data.commit || undefined));
       const list = JSON.parse(await backends(peers));
       if (list.peer_error) console.error(`peers: ${list.peer_error}`);
-      post({ type: 'ready', environment: env, backends: list, presets: JSON.parse(presets()) });
+      names = namesOf(list);
+      const selected = data.backends ? selectedBy({ backends: data.backends }, names) : null;
+      post({ type: 'ready', environment: env, backends: list, presets: JSON.parse(presets()), selected });
     } else if (data.type === 'run') {
+      post({ type: 'selection', names: selectedBy(data.config, names) });
       const json = await run(JSON.stringify(data.config), (p) => post({ type: 'progress', progress: JSON.parse(p) }), peers);
       post({ type: 'result', result: JSON.parse(json) });
     } else if (data.type === 'calibrate') {
