@@ -374,10 +374,7 @@ pub fn selected_backends(config_json: String, names_json: String) -> Result<Stri
         .map_err(js_error)?;
     let names: Vec<String> = serde_json::from_str(&names_json)
         .map_err(|e| js_error(format!("selected_backends: names: {e}")))?;
-    let chosen: Vec<&String> = names
-        .iter()
-        .filter(|n| config.selects_backend(n))
-        .collect();
+    let chosen: Vec<&String> = names.iter().filter(|n| config.selects_backend(n)).collect();
     Ok(to_json(&chosen))
 }
 
