@@ -1260,7 +1260,24 @@ fn handoff_section(out: &mut String, h: &HandoffSection) {
             (Some(why), _) => format!("skipped: {why}"),
             (None, Some(e)) => format!("stopped: {e}"),
             (None, None) => {
-                "ran in the same rounds (its own part of each round's order)".to_owned()
+                let stale: u64 = h
+                    .rounds
+                    .iter()
+                    .flat_map(|r| &r.peers)
+                    .filter(|r| r.backend == p.name)
+                    .flat_map(|r| &r.workloads)
+                    .map(|w| u64::from(w.unrequested_releases))
+                    .sum();
+                let mut s =
+                    "ran in the same rounds (its own part of each round's order)".to_owned();
+                if stale > 0 {
+                    let _ = write!(
+                        s,
+                        "; {stale} statement(s) found nobody holding the database (a holder \
+                         gave it up unasked, on a stale request) and acquired it, timed as they came"
+                    );
+                }
+                s
             }
         };
         let _ = writeln!(

@@ -123,6 +123,7 @@ fn document() -> Document {
         reloads: 0,
         mismatches: 0,
         first_mismatch: None,
+        unrequested_releases: 0,
     };
     let handoff = HandoffSection {
         config: HandoffConfig {
@@ -160,6 +161,7 @@ fn document() -> Document {
                         bytes_read: 0,
                         catch_up_log_bytes: 0,
                         catch_up_commits: 0,
+                        unrequested_releases: i % 2,
                         ..workload(TWO_WRITERS, 2.0 + f64::from(i) / 10.0)
                     }],
                 }],

@@ -1106,9 +1106,17 @@ export async function runPeerHandoff(options) {
   let rows = 0;
   const holder = () => (tabs[0].holds() ? 0 : 1);
 
-  /** Statement `op` on connection k; true if a hand-off took place (counted, not assumed). */
+  /**
+   * Statement `op` on connection k; true if k had to acquire the database for it (counted,
+   * not assumed). Two holders at once fail the run. A connection that no longer holds after
+   * its own statement is not an error: OPFSCoopSyncVFS re-posts its request every second until
+   * its lock is granted, and a copy that arrives late makes the next holder release after one
+   * statement (seen under load in CI); that is the peer's behaviour, timed as it is and
+   * counted in `unrequested_releases` when a statement finds nobody holding.
+   */
   const step = async (k, op, run, span) => {
     const held = tabs[k].holds();
+    if (!held && !tabs[1 - k].holds()) run.unrequested_releases += 1;
     const t = now();
     if (op === 'insert') {
       await tabs[k].exec(`INSERT INTO t(who, v) VALUES (${k}, ${rows})`);
@@ -1122,8 +1130,8 @@ export async function runPeerHandoff(options) {
     }
     const ms = now() - t;
     if (span) run.spans_ms[span].push(ms);
-    if (!tabs[k].holds() || tabs[1 - k].holds()) {
-      throw new Error(`connection ${k} ran a statement, but it holds the database: ${tabs[k].holds()}, the other: ${tabs[1 - k].holds()}`);
+    if (tabs[1 - k].holds()) {
+      throw new Error(`connection ${k} ran a statement, but the other holds the database (this one: ${tabs[k].holds()})`);
     }
     return !held;
   };
@@ -1133,13 +1141,14 @@ export async function runPeerHandoff(options) {
       workload: wl, handoffs: 0, alternating_ms: 0, solo_ms: 0,
       spans_ms: { statement: [], 'solo-statement': [] },
       calls: 0, bytes_read: 0, bytes_written: 0, catch_up_log_bytes: 0, catch_up_commits: 0, reloads: 0,
-      mismatches: 0, first_mismatch: null,
+      mismatches: 0, first_mismatch: null, unrequested_releases: 0,
     };
     let plan;
     if (wl === 'writer-reader') {
       // The reader (1) is given the database first, so that the writer's first INSERT
       // follows a hand-off too.
       if (!tabs[1].holds()) await step(1, 'count', run, null);
+      run.unrequested_releases = 0; // counted from the timed loops only
       plan = Array.from({ length: n }, (_, i) => (i % 2 === 0 ? [0, 'insert'] : [1, 'count']));
     } else if (wl === 'two-writers') {
       const first = 1 - holder();
@@ -1154,13 +1163,13 @@ export async function runPeerHandoff(options) {
     run.alternating_ms = now() - t;
     if (run.handoffs !== n) throw new Error(`${run.handoffs} hand-offs in a loop of ${n} statements that each needed one`);
     const k = holder();
-    let moved = 0;
     t = now();
     for (const [, op] of plan) {
-      if (await step(k, op, run, 'solo-statement')) moved += 1;
+      // An acquisition here can only follow an unrequested release (the other connection
+      // runs nothing in this loop, and `step` fails if it ever holds): counted there.
+      await step(k, op, run, 'solo-statement');
     }
     run.solo_ms = now() - t;
-    if (moved) throw new Error('the solo loop changed hands');
     if (run.first_mismatch === null) delete run.first_mismatch;
     return run;
   };
