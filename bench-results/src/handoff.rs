@@ -245,13 +245,13 @@ pub struct HandoffRun {
     /// The first of them, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_mismatch: Option<String>,
-    /// Times a connection gave the database up right after its own statement although the
-    /// other connection had not asked since it took it (a peer's stale request: wa-sqlite's
-    /// OPFSCoopSyncVFS posts its request again every second until its Web Lock is granted,
-    /// and a copy delivered after the grant makes the next holder release after one
-    /// statement). The next statement then acquires from nobody, which the loop times as it
-    /// is; counted so a reader sees it. Always 0 for ours (the Web Lock's queue is the only
-    /// request channel).
+    /// Statements that found nobody holding the database: a holder had given it up although
+    /// the other connection had not asked since it took it (a peer's stale request: wa-sqlite's
+    /// OPFSCoopSyncVFS posts its request again every second until its Web Lock is granted, and
+    /// a copy delivered after the grant makes the next holder release, at once if idle, else
+    /// after its statement). Such a statement acquires from nobody, and the loop times it as
+    /// it comes; counted so a reader sees it. Always 0 for ours (the Web Lock's queue is the
+    /// only request channel).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unrequested_releases: u32,
 }
