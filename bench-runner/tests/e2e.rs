@@ -46,6 +46,7 @@ use bench_runner::options::{
 use bench_runner::report::write_report;
 use bench_runner::run::{annotate, check};
 use bench_runner::util::{source_commit, today};
+use tempfile::TempDir;
 
 /// Rounds of the quick preset (web's `Preset::Quick`).
 const QUICK_ROUNDS: usize = 6;
@@ -488,24 +489,61 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A copy of the built page whose `peers/index.js` is the TEST FIXTURE
+/// `tests/fixtures/<fixture>/index.js`. With `keep_real_as`, the real module stays beside it
+/// under that name (for a fixture that wraps it); without, the real peers are removed.
+fn page_with_peer_fixture(s: &Setup, fixture: &str, keep_real_as: Option<&str>) -> TempDir {
+    let site = tempfile::Builder::new()
+        .prefix(&format!("e2e-{fixture}-"))
+        .tempdir()
+        .unwrap();
+    copy_dir(&s.page_dir, site.path());
+    let peers = site.path().join("peers");
+    match keep_real_as {
+        Some(name) => {
+            assert!(
+                peers.join("index.js").is_file(),
+                "e2e: the built page has no peers/index.js (web/build.sh copies it)"
+            );
+            std::fs::rename(peers.join("index.js"), peers.join(name)).unwrap();
+        }
+        None => {
+            let _ = std::fs::remove_dir_all(&peers);
+            std::fs::create_dir_all(&peers).unwrap();
+        }
+    }
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(fixture)
+            .join("index.js"),
+        peers.join("index.js"),
+    )
+    .unwrap();
+    site
+}
+
+/// Keeps a browser's result as `target/e2e/<tag>-<browser>.json` and loads it.
+fn save_and_load(
+    s: &Setup,
+    tag: &str,
+    browser: Browser,
+    outcome: &Outcome,
+) -> Result<Document, String> {
+    std::fs::write(
+        s.out.join(format!("{tag}-{}.json", browser.name())),
+        &outcome.result_json,
+    )
+    .unwrap();
+    Document::from_json(&outcome.result_json).map_err(|e| format!("result does not load: {e}"))
+}
+
 #[test]
 #[ignore = "needs the built page and both browsers: scripts/test.sh runs it with --ignored"]
 fn peer_hook_with_a_fake_peer_module() {
     let s = setup();
     // A copy of the built page with the fixture as its peer module (replacing any real one).
-    let site = tempfile::Builder::new()
-        .prefix("e2e-fake-peer-")
-        .tempdir()
-        .unwrap();
-    copy_dir(&s.page_dir, site.path());
-    let peers = site.path().join("peers");
-    let _ = std::fs::remove_dir_all(&peers);
-    std::fs::create_dir_all(&peers).unwrap();
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-peer/index.js"),
-        peers.join("index.js"),
-    )
-    .unwrap();
+    let site = page_with_peer_fixture(&s, "fake-peer", None);
 
     let params = PageParams {
         suites: Some(vec!["sql".into(), "batch".into()]),
@@ -544,15 +582,10 @@ fn peer_hook_with_a_fake_peer_module() {
         if !problems.iter().any(|p| p.contains("thrown on purpose")) {
             fail(format!("the throw was not recorded: {problems:?}"));
         }
-        std::fs::write(
-            s.out.join(format!("fake-peer-{}.json", browser.name())),
-            &outcome.result_json,
-        )
-        .unwrap();
-        let doc = match Document::from_json(&outcome.result_json) {
+        let doc = match save_and_load(&s, "fake-peer", browser, &outcome) {
             Ok(d) => d,
             Err(e) => {
-                fail(format!("result does not load: {e}"));
+                fail(e);
                 continue;
             }
         };
@@ -673,22 +706,7 @@ fn peer_hook_with_a_fake_peer_module() {
 #[ignore = "needs the built page and both browsers: scripts/test.sh runs it with --ignored"]
 fn handoff_peer_survives_stale_requests() {
     let s = setup();
-    let site = tempfile::Builder::new()
-        .prefix("e2e-stale-request-")
-        .tempdir()
-        .unwrap();
-    copy_dir(&s.page_dir, site.path());
-    let peers = site.path().join("peers");
-    assert!(
-        peers.join("index.js").is_file(),
-        "e2e: the built page has no peers/index.js (web/build.sh copies it)"
-    );
-    std::fs::rename(peers.join("index.js"), peers.join("real-index.js")).unwrap();
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/stale-request/index.js"),
-        peers.join("index.js"),
-    )
-    .unwrap();
+    let site = page_with_peer_fixture(&s, "stale-request", Some("real-index.js"));
 
     let params = PageParams {
         suites: Some(vec!["handoff".into()]),
@@ -710,15 +728,10 @@ fn handoff_peer_survives_stale_requests() {
         if !problems.is_empty() {
             fail(format!("problems: {problems:?}"));
         }
-        std::fs::write(
-            s.out.join(format!("stale-request-{}.json", browser.name())),
-            &outcome.result_json,
-        )
-        .unwrap();
-        let doc = match Document::from_json(&outcome.result_json) {
+        let doc = match save_and_load(&s, "stale-request", browser, &outcome) {
             Ok(d) => d,
             Err(e) => {
-                fail(format!("result does not load: {e}"));
+                fail(e);
                 continue;
             }
         };
