@@ -291,6 +291,7 @@ async fn full_run() {
             raw_cycle_calls: bench_fs::config::DEFAULT_CYCLE_CALLS,
             order_seed: Some(config.order_seed),
             handoffs: None,
+            scale_rows: None,
             commit: None,
         },
         bench_results::Environment::default(),

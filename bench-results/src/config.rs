@@ -1,8 +1,8 @@
-//! [`RunConfig`]: what ran, recorded as `config` in every document; [`Suite`], the five suites.
+//! [`RunConfig`]: what ran, recorded as `config` in every document; [`Suite`], the six suites.
 
 use serde::{Deserialize, Serialize};
 
-/// One of the five suites.
+/// One of the six suites.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Suite {
@@ -17,16 +17,20 @@ pub enum Suite {
     /// bench-sql: two installs of one shared volume taking turns, beside the floor of closing
     /// and reopening two access handles ([`crate::handoff`]).
     Handoff,
+    /// bench-sql: a database of many rows built, reopened, scanned and shrunk
+    /// ([`crate::scale`]).
+    Scale,
 }
 
 impl Suite {
-    /// All five, in the order they run.
-    pub const ALL: [Suite; 5] = [
+    /// All six, in the order they run.
+    pub const ALL: [Suite; 6] = [
         Suite::Sql,
         Suite::Batch,
         Suite::Fs,
         Suite::Raw,
         Suite::Handoff,
+        Suite::Scale,
     ];
 
     /// The name used in URLs, configs and progress events.
@@ -37,6 +41,7 @@ impl Suite {
             Suite::Fs => "fs",
             Suite::Raw => "raw",
             Suite::Handoff => crate::handoff::SUITE,
+            Suite::Scale => crate::scale::SUITE,
         }
     }
 
@@ -88,6 +93,10 @@ pub struct RunConfig {
     /// or a document from before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handoffs: Option<u32>,
+    /// Rows the scale suite builds (`None`: the suite did not run, or a document from before
+    /// it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_rows: Option<u64>,
     /// Seed of the shuffle that orders the backends in each round (absent in version 1
     /// documents, whose rounds ran in one fixed order).
     #[serde(default, skip_serializing_if = "Option::is_none")]

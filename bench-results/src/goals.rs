@@ -726,6 +726,7 @@ mod tests {
             raw_small_calls: 0,
             raw_cycle_calls: 0,
             handoffs: None,
+            scale_rows: None,
             order_seed: None,
             peer_runs: None,
             commit: None,

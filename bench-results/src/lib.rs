@@ -25,6 +25,9 @@
 //! ├─ handoff?: HandoffSection two installs of one shared volume taking turns, the floor
 //! │                           (close and reopen two access handles) in the same rounds,
 //! │                           per-round samples, summary, ratio to the floor, goal checks
+//! ├─ scale?: ScaleSection     a database of N rows built, reopened, scanned and shrunk per
+//! │                           backend; bytes at rest ÷ logical, ratios to the one-file
+//! │                           baseline, goal checks
 //! ├─ verifications: {all_passed, passed, failures}
 //! ├─ notes: [..]
 //! └─ runner?: RunnerRecord    added by bench-runner (browser version, query, wall time, emulation)
@@ -43,6 +46,7 @@ pub mod handoff;
 pub mod progress;
 pub mod raw;
 pub mod runner;
+pub mod scale;
 pub mod sql;
 pub mod stats;
 pub mod summary;
@@ -57,6 +61,7 @@ pub use fs::LifecycleSuite;
 pub use handoff::HandoffSection;
 pub use raw::RawSuite;
 pub use runner::RunnerRecord;
+pub use scale::ScaleSection;
 pub use sql::SqlSection;
 pub use stats::{Bootstrap, RatioStat, Stat};
 pub use verify::{Failure, Verifications};
@@ -96,6 +101,9 @@ pub struct Document {
     /// version 2 documents load unchanged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handoff: Option<HandoffSection>,
+    /// The scale-and-space suite, if it ran (added within version 2: optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<ScaleSection>,
     /// What was checked and what failed.
     #[serde(default)]
     pub verifications: Verifications,
@@ -145,6 +153,7 @@ impl Document {
             fs: None,
             raw: None,
             handoff: None,
+            scale: None,
             verifications: Verifications::default(),
             notes: Vec::new(),
             runner: None,
@@ -155,7 +164,7 @@ impl Document {
     /// checks (intervals from `boot`; the strict goals' floors from the raw suite), the raw
     /// suite's series and derived figures, and the lifecycle's summaries, ratios to the
     /// baseline and raw floors, and the hand-off suite's summary, ratios to its floor and goal
-    /// checks.
+    /// checks, and the scale suite's summaries, ratios to its baseline and goal checks.
     pub fn summarize(&mut self, boot: &Bootstrap) {
         if let Some(sql) = &mut self.sql {
             sql.summarize(boot);
@@ -169,6 +178,9 @@ impl Document {
         }
         if let Some(h) = &mut self.handoff {
             h.summarize(boot);
+        }
+        if let Some(s) = &mut self.scale {
+            s.summarize(boot);
         }
     }
 
@@ -197,7 +209,8 @@ impl Document {
             .as_ref()
             .is_some_and(|r| r.summary.is_none() || r.derived.is_none());
         let handoff = self.handoff.as_ref().is_some_and(|h| h.summary.is_none());
-        sql || fs || raw || handoff
+        let scale = self.scale.as_ref().is_some_and(|s| !s.summarized);
+        sql || fs || raw || handoff || scale
     }
 
     /// Pretty JSON.

@@ -27,6 +27,8 @@ pub enum Metric {
     Case,
     /// Ms per hand-off of the hand-off suite ([`crate::handoff`]; not a quantity of a SQL run).
     Handoff,
+    /// A measure of the scale suite ([`crate::scale`]; not a quantity of a SQL run).
+    Scale,
 }
 
 impl Metric {
@@ -39,7 +41,7 @@ impl Metric {
             Metric::Tests2To16 => s.map(|s| s.total_ms - s.test1_ms),
             Metric::Batch => run.batch.as_ref().map(|b| b.ms),
             Metric::Case => s.and_then(|s| s.case_ms(case?)),
-            Metric::Handoff => None,
+            Metric::Handoff | Metric::Scale => None,
         }
     }
 
@@ -52,6 +54,7 @@ impl Metric {
             Metric::Batch => "batch".to_owned(),
             Metric::Case => format!("case {}", case.unwrap_or(0)),
             Metric::Handoff => "ms per hand-off".to_owned(),
+            Metric::Scale => "scale".to_owned(),
         }
     }
 }
@@ -178,7 +181,7 @@ impl RatioSummary {
                 .ratio
                 .as_ref(),
             // A SQL backend has no hand-off ratio (the hand-off section has its own).
-            Metric::Handoff => None,
+            Metric::Handoff | Metric::Scale => None,
         }
     }
 }

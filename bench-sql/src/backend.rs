@@ -183,6 +183,28 @@ pub trait SqlBackend {
     fn counters(&self) -> Option<PhysicalCounters> {
         None
     }
+
+    /// Physical bytes written since the last [`open`](Self::open) or
+    /// [`reopen`](Self::reopen), if this backend counts them (the scale suite reads it with
+    /// the connection still open). Default: [`counters`](Self::counters)' bytes, which count
+    /// from the current mount.
+    fn bytes_written(&self) -> Option<u64> {
+        self.counters().map(|c| c.bytes_written)
+    }
+
+    /// Runs the backend's own checkpoint on the open connection, if it has one (ours: the
+    /// log's pages written home and the log reset), and returns whether it did. Default: it
+    /// has none (`Ok(false)`).
+    async fn checkpoint(&mut self, _conn: &Connection) -> Result<bool, BenchError> {
+        Ok(false)
+    }
+
+    /// Bytes of every file this backend keeps for the database, read at rest (after
+    /// [`close`](Self::close), before [`cleanup`](Self::cleanup)); `None`: not persistent
+    /// or not readable. Default: `None`.
+    async fn stored_bytes(&mut self) -> Result<Option<u64>, BenchError> {
+        Ok(None)
+    }
 }
 
 /// Applies [`PRAGMAS`] to a new connection.
@@ -229,6 +251,15 @@ macro_rules! delegate_sql_backend {
             }
             fn counters(&self) -> Option<bench_results::sql::PhysicalCounters> {
                 match self { $($enum::$variant(b) => b.counters()),+ }
+            }
+            fn bytes_written(&self) -> Option<u64> {
+                match self { $($enum::$variant(b) => b.bytes_written()),+ }
+            }
+            async fn checkpoint(&mut self, conn: &rusqlite::Connection) -> Result<bool, $crate::BenchError> {
+                match self { $($enum::$variant(b) => b.checkpoint(conn).await),+ }
+            }
+            async fn stored_bytes(&mut self) -> Result<Option<u64>, $crate::BenchError> {
+                match self { $($enum::$variant(b) => b.stored_bytes().await),+ }
             }
         }
     };

@@ -108,6 +108,71 @@ pub async fn remove_opfs_dir(dir: &str) -> Result<(), BenchError> {
     Ok(OpfsStorage::remove_dir(dir).await?)
 }
 
+/// Calls `target[method](...args)` and awaits the promise it returns.
+async fn call_await(
+    target: &JsValue,
+    method: &str,
+    args: &[JsValue],
+) -> Result<JsValue, BenchError> {
+    let js = |e: JsValue| BenchError::Browser(format!("{method}: {e:?}"));
+    let f: Function = Reflect::get(target, &JsValue::from_str(method))
+        .map_err(js)?
+        .dyn_into()
+        .map_err(|_| BenchError::Browser(format!("{method} is not a function")))?;
+    let promise = f
+        .apply(target, &args.iter().collect::<Array>())
+        .map_err(js)?;
+    JsFuture::from(Promise::from(promise)).await.map_err(js)
+}
+
+/// Bytes of every file in the OPFS directory `dir` (a `/`-separated path), recursively: the
+/// `size` of each file's `getFile()`. `None` if the directory does not exist. Read at rest: a
+/// file with an open sync access handle may refuse `getFile()` (Chromium).
+pub async fn opfs_dir_bytes(dir: &str) -> Result<Option<u64>, BenchError> {
+    let global = js_sys::global();
+    let navigator = Reflect::get(&global, &JsValue::from_str("navigator"))
+        .map_err(|e| BenchError::Browser(format!("navigator: {e:?}")))?;
+    let storage = Reflect::get(&navigator, &JsValue::from_str("storage"))
+        .map_err(|e| BenchError::Browser(format!("navigator.storage: {e:?}")))?;
+    let mut handle = call_await(&storage, "getDirectory", &[]).await?;
+    for part in dir.split('/').filter(|p| !p.is_empty()) {
+        match call_await(&handle, "getDirectoryHandle", &[JsValue::from_str(part)]).await {
+            Ok(h) => handle = h,
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(Some(Box::pin(handle_bytes(handle)).await?))
+}
+
+/// [`opfs_dir_bytes`] of a directory handle (boxed for the recursion).
+async fn handle_bytes(dir: JsValue) -> Result<u64, BenchError> {
+    let get = |v: &JsValue, k: &str| Reflect::get(v, &JsValue::from_str(k)).unwrap_or_default();
+    let iter: Function = get(&dir, "values")
+        .dyn_into()
+        .map_err(|_| BenchError::Browser("FileSystemDirectoryHandle.values is missing".into()))?;
+    let iter = iter
+        .call0(&dir)
+        .map_err(|e| BenchError::Browser(format!("values(): {e:?}")))?;
+    let mut total = 0;
+    loop {
+        let step = call_await(&iter, "next", &[]).await?;
+        if get(&step, "done").is_truthy() {
+            return Ok(total);
+        }
+        let entry = get(&step, "value");
+        if get(&entry, "kind").as_string().as_deref() == Some("directory") {
+            total += Box::pin(handle_bytes(entry)).await?;
+        } else {
+            let file = call_await(&entry, "getFile", &[]).await?;
+            // `size` is a non-negative integer in a double, exact below 2^53 (no OPFS file is
+            // larger), so the cast loses nothing.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let size = get(&file, "size").as_f64().unwrap_or(0.0) as u64;
+            total += size;
+        }
+    }
+}
+
 // ----------------------------------------------------------------------------------------
 // Our VFS on OPFS
 // ----------------------------------------------------------------------------------------
@@ -302,6 +367,25 @@ impl SqlBackend for OursOpfsBackend {
         removed
     }
 
+    /// `Volume::checkpoint`: every page in the log written home, the data file flushed, the
+    /// log reset.
+    async fn checkpoint(&mut self, _conn: &Connection) -> Result<bool, BenchError> {
+        match &self.mounted {
+            Some(m) => {
+                m.installed.with_volume(|v| v.checkpoint())?;
+                Ok(true)
+            }
+            None => Err(lifecycle(self, "checkpoint while not open")),
+        }
+    }
+
+    async fn stored_bytes(&mut self) -> Result<Option<u64>, BenchError> {
+        match &self.dir {
+            Some(dir) => opfs_dir_bytes(dir).await,
+            None => Ok(None),
+        }
+    }
+
     fn counters(&self) -> Option<PhysicalCounters> {
         let total = self.volume()?.borrow().counters().total();
         Some(PhysicalCounters {
@@ -442,6 +526,14 @@ impl SqlBackend for SahpoolBackend {
     async fn close(&mut self, conn: Connection) -> Result<(), BenchError> {
         close_conn(conn)?;
         self.uninstall()
+    }
+
+    /// The pool's files: the database's with its 4 KiB header, and the pool's spare files.
+    async fn stored_bytes(&mut self) -> Result<Option<u64>, BenchError> {
+        match &self.dir {
+            Some(dir) => opfs_dir_bytes(dir).await,
+            None => Ok(None),
+        }
     }
 
     async fn cleanup(&mut self) -> Result<(), BenchError> {

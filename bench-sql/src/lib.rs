@@ -24,6 +24,9 @@
 //! memory VFS, the environment capture, and `browser::run_browser`, the entry point of the
 //! benchmark page; `handoff`, the multi-tab hand-off suite (two installs of one shared volume
 //! taking turns, beside the floor of reopening two access handles).
+//!
+//! [`scale`], natively and in the browser: a database of many rows built, reopened, scanned,
+//! written and shrunk on each backend, with the bytes its files hold at rest (issue 10).
 
 pub mod backend;
 pub mod batch;
@@ -34,6 +37,7 @@ pub mod handoff;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
 pub mod runner;
+pub mod scale;
 pub mod sql;
 
 use rusqlite::fallible_iterator::FallibleIterator as _;

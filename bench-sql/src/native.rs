@@ -115,6 +115,8 @@ impl SqlBackend for MemoryBackend {
 pub struct UnixFileBackend {
     base: PathBuf,
     dir: Option<TempDir>,
+    /// [`wchar`] at the last open.
+    wchar_at_open: u64,
 }
 
 impl UnixFileBackend {
@@ -123,6 +125,7 @@ impl UnixFileBackend {
         Self {
             base: base.into(),
             dir: None,
+            wchar_at_open: 0,
         }
     }
 
@@ -161,9 +164,24 @@ impl SqlBackend for UnixFileBackend {
     }
 
     async fn open(&mut self) -> Result<Connection, BenchError> {
+        self.wchar_at_open = wchar().unwrap_or(0);
         let conn = Connection::open_with_flags(self.db_path()?, open_flags())?;
         apply_pragmas(&conn)?;
         Ok(conn)
+    }
+
+    /// The process's `write()`-family bytes since the open (`wchar` of `/proc/self/io`, so
+    /// Linux only): SQLite's writes to the database and its journal, plus whatever else the
+    /// process wrote meanwhile (nothing, in the single-threaded harness).
+    fn bytes_written(&self) -> Option<u64> {
+        Some(wchar()?.saturating_sub(self.wchar_at_open))
+    }
+
+    async fn stored_bytes(&mut self) -> Result<Option<u64>, BenchError> {
+        match &self.dir {
+            Some(d) => Ok(Some(dir_bytes(d.path())?)),
+            None => Ok(None),
+        }
     }
 
     /// Nothing is pending: with `synchronous=FULL` every commit was fsynced before it returned.
@@ -346,6 +364,25 @@ impl SqlBackend for OursBackend {
         unmounted
     }
 
+    /// `Volume::checkpoint`: every page in the log written home, the data file flushed, the
+    /// log reset.
+    async fn checkpoint(&mut self, _conn: &Connection) -> Result<bool, BenchError> {
+        match &self.mounted {
+            Some(m) => {
+                m.volume.borrow_mut().checkpoint()?;
+                Ok(true)
+            }
+            None => Err(lifecycle(self, "checkpoint while not open")),
+        }
+    }
+
+    async fn stored_bytes(&mut self) -> Result<Option<u64>, BenchError> {
+        match &self.dir {
+            Some(d) => Ok(Some(dir_bytes(d.path())?)),
+            None => Ok(None),
+        }
+    }
+
     fn counters(&self) -> Option<PhysicalCounters> {
         let m = self.mounted.as_ref()?;
         let total = m.volume.borrow().counters().total();
@@ -356,6 +393,30 @@ impl SqlBackend for OursBackend {
             reads: total.reads,
         })
     }
+}
+
+/// Bytes `write()`-family calls of this process have passed to the kernel (`wchar` of
+/// `/proc/self/io`); `None` where that file does not exist.
+fn wchar() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    io.lines()
+        .find_map(|l| l.strip_prefix("wchar: "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Bytes of every file under `dir`, recursively (lengths, not blocks allocated).
+fn dir_bytes(dir: &Path) -> Result<u64, BenchError> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        total += if meta.is_dir() {
+            dir_bytes(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
 }
 
 fn temp_dir_in(base: &Path, prefix: &str) -> Result<TempDir, BenchError> {

@@ -197,6 +197,7 @@ fn document() -> Document {
         raw_cycle_calls: 2,
         order_seed: Some(5),
         handoffs: Some(4),
+        scale_rows: None,
         commit: None,
     };
     let mut doc = Document::new("2026-12-01T00:00:00Z".to_owned(), config, environment);
@@ -403,6 +404,7 @@ fn a_peer_capped_by_peer_runs_validates_and_pairs_by_round() {
         raw_cycle_calls: 0,
         order_seed: Some(11),
         handoffs: None,
+        scale_rows: None,
         commit: None,
     };
     let mut doc = Document::new(

@@ -69,6 +69,14 @@ pub const FULL_HANDOFFS: u32 = 100;
 /// with 10 and 5.7 s with 6.
 pub const QUICK_HANDOFFS: u32 = 4;
 
+/// Rows (1 KiB each) the scale suite builds in the full preset: ≈ 100 MB per backend and
+/// turn, which Memory buffer mode holds in the worker's memory (a phone preset builds a
+/// tenth). Larger databases (1 GiB: 1,000,000) are set on the page or in the URL.
+pub const FULL_SCALE_ROWS: u64 = 100_000;
+
+/// Rows the scale suite builds in the quick preset (≈ 2 MB: a smoke run for CI).
+pub const QUICK_SCALE_ROWS: u64 = 2_000;
+
 impl Preset {
     /// Every preset.
     pub const ALL: [Preset; 3] = [Preset::Full, Preset::Phone, Preset::Quick];
@@ -105,6 +113,7 @@ impl Preset {
             raw_cycle_calls: 200,
             order_seed: Some(ORDER_SEED),
             handoffs: Some(FULL_HANDOFFS),
+            scale_rows: Some(FULL_SCALE_ROWS),
             commit: None,
         };
         match self {
@@ -115,6 +124,7 @@ impl Preset {
                 fs_runs: Some(3),
                 peer_runs: None,
                 files: 100,
+                scale_rows: Some(FULL_SCALE_ROWS / 10),
                 ..full
             },
             Preset::Quick => RunConfig {
@@ -127,6 +137,7 @@ impl Preset {
                 raw_small_calls: 200,
                 raw_cycle_calls: 10,
                 handoffs: Some(QUICK_HANDOFFS),
+                scale_rows: Some(QUICK_SCALE_ROWS),
                 ..full
             },
         }

@@ -139,6 +139,7 @@ mod native {
             raw_cycle_calls: 0,
             order_seed: Some(config.order_seed),
             handoffs: None,
+            scale_rows: None,
             commit: environment.commit.clone(),
         };
         let mut doc = Document::new(iso_utc(started), run_config, environment);
