@@ -292,6 +292,7 @@ async fn full_run() {
             order_seed: Some(config.order_seed),
             handoffs: None,
             scale_rows: None,
+            scale_runs: None,
             commit: None,
         },
         bench_results::Environment::default(),

@@ -97,6 +97,10 @@ pub struct RunConfig {
     /// it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_rows: Option<u64>,
+    /// Measured rounds of the scale suite, when they differ from
+    /// [`RunConfig::fs_rounds`] (a turn builds a whole database: the full preset runs few).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_runs: Option<u32>,
     /// Seed of the shuffle that orders the backends in each round (absent in version 1
     /// documents, whose rounds ran in one fixed order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -110,6 +114,11 @@ impl RunConfig {
     /// Measured rounds of the lifecycle and the raw workloads.
     pub fn fs_rounds(&self) -> u32 {
         self.fs_runs.unwrap_or(self.runs)
+    }
+
+    /// Measured rounds of the scale suite.
+    pub fn scale_rounds(&self) -> u32 {
+        self.scale_runs.unwrap_or_else(|| self.fs_rounds())
     }
 
     /// Measured SQL rounds of a JavaScript peer (at most `runs`).

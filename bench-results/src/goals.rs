@@ -727,6 +727,7 @@ mod tests {
             raw_cycle_calls: 0,
             handoffs: None,
             scale_rows: None,
+            scale_runs: None,
             order_seed: None,
             peer_runs: None,
             commit: None,

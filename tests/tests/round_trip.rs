@@ -198,6 +198,7 @@ fn document() -> Document {
         order_seed: Some(5),
         handoffs: Some(4),
         scale_rows: None,
+        scale_runs: None,
         commit: None,
     };
     let mut doc = Document::new("2026-12-01T00:00:00Z".to_owned(), config, environment);
@@ -405,6 +406,7 @@ fn a_peer_capped_by_peer_runs_validates_and_pairs_by_round() {
         order_seed: Some(11),
         handoffs: None,
         scale_rows: None,
+        scale_runs: None,
         commit: None,
     };
     let mut doc = Document::new(

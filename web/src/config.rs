@@ -74,6 +74,10 @@ pub const QUICK_HANDOFFS: u32 = 4;
 /// tenth). Larger databases (1 GiB: 1,000,000) are set on the page or in the URL.
 pub const FULL_SCALE_ROWS: u64 = 100_000;
 
+/// Measured rounds of the scale suite in the full and phone presets (each turn builds a whole
+/// database; its figures are sizes and ratios far from their goals' thresholds, or floors).
+pub const FULL_SCALE_ROUNDS: u32 = 3;
+
 /// Rows the scale suite builds in the quick preset (≈ 2 MB: a smoke run for CI).
 pub const QUICK_SCALE_ROWS: u64 = 2_000;
 
@@ -114,6 +118,7 @@ impl Preset {
             order_seed: Some(ORDER_SEED),
             handoffs: Some(FULL_HANDOFFS),
             scale_rows: Some(FULL_SCALE_ROWS),
+            scale_runs: Some(FULL_SCALE_ROUNDS),
             commit: None,
         };
         match self {
@@ -138,6 +143,7 @@ impl Preset {
                 raw_cycle_calls: 10,
                 handoffs: Some(QUICK_HANDOFFS),
                 scale_rows: Some(QUICK_SCALE_ROWS),
+                scale_runs: Some(2),
                 ..full
             },
         }

@@ -140,6 +140,7 @@ mod native {
             order_seed: Some(config.order_seed),
             handoffs: None,
             scale_rows: None,
+            scale_runs: None,
             commit: environment.commit.clone(),
         };
         let mut doc = Document::new(iso_utc(started), run_config, environment);
