@@ -4,11 +4,11 @@
 //! A request names a [`Preset`] and may override any of its values; [`Request::resolve`] applies
 //! the overrides to the preset and checks them. Presets:
 //!
-//! | preset | SQL rounds | of them with the JavaScript peers | fs/raw/hand-off rounds | warm-up | SQL scale | files | raw N / M | hand-offs | for |
-//! |---|---|---|---|---|---|---|---|---|---|
-//! | `full` | [`FULL_ROUNDS`] | [`FULL_PEER_ROUNDS`] | [`FULL_FS_ROUNDS`] | 1 | 1 (full size) | 1,000 × 1 KiB | 2,000 / 200 | [`FULL_HANDOFFS`] | published results |
-//! | `phone` | 6 | all | 3 | 1 | 1 | 100 × 1 KiB | 2,000 / 200 | [`FULL_HANDOFFS`] | phones (the page picks it there) |
-//! | `quick` | 6 | all | 6 | 0 | 10 (every count ÷ 10) | 100 × 1 KiB | 200 / 10 | [`QUICK_HANDOFFS`] | a check that everything works, CI |
+//! | preset | SQL rounds | of them with the JavaScript peers | fs/raw/hand-off rounds | warm-up | SQL scale | files | raw N / M | hand-offs | scale rows × rounds | for |
+//! |---|---|---|---|---|---|---|---|---|---|---|
+//! | `full` | [`FULL_ROUNDS`] | [`FULL_PEER_ROUNDS`] | [`FULL_FS_ROUNDS`] | 1 | 1 (full size) | 1,000 × 1 KiB | 2,000 / 200 | [`FULL_HANDOFFS`] | [`FULL_SCALE_ROWS`] × [`FULL_SCALE_ROUNDS`] | published results |
+//! | `phone` | 6 | all | 3 | 1 | 1 | 100 × 1 KiB | 2,000 / 200 | [`FULL_HANDOFFS`] | 10,000 × [`FULL_SCALE_ROUNDS`] | phones (the page picks it there) |
+//! | `quick` | 6 | all | 6 | 0 | 10 (every count ÷ 10) | 100 × 1 KiB | 200 / 10 | [`QUICK_HANDOFFS`] | [`QUICK_SCALE_ROWS`] × 2 | a check that everything works, CI |
 //!
 //! A round runs every selected backend once, in a shuffled order (seed `order_seed`), except
 //! that the JavaScript peers (`peer_runs`) run only in the warm-up rounds and the first
@@ -157,7 +157,7 @@ impl Preset {
 pub struct Request {
     /// `full` (default), `phone` or `quick`.
     pub preset: Option<String>,
-    /// Suite names (`sql`, `batch`, `fs`, `raw`, `handoff`); absent: all five.
+    /// Suite names (`sql`, `batch`, `fs`, `raw`, `handoff`, `scale`); absent: all six.
     pub suites: Option<Vec<String>>,
     /// Backend filters: a backend runs if its name contains one of them (`ours` selects all of
     /// our configurations); absent, empty or `["all"]`: every backend.
@@ -189,6 +189,11 @@ pub struct Request {
     pub raw_cycle_calls: Option<u32>,
     /// Hand-off suite: hand-offs per workload per round (and floor cycles).
     pub handoffs: Option<u32>,
+    /// Scale suite: rows (1 KiB each) built per backend and turn.
+    pub scale_rows: Option<u64>,
+    /// Scale suite: measured rounds (default: the preset's; `runs` given alone sets them
+    /// too, as it sets `fs_runs`).
+    pub scale_runs: Option<u32>,
     /// Source commit of the build, recorded in the environment.
     pub commit: Option<String>,
 }
@@ -211,6 +216,9 @@ pub mod limits {
     pub const RAW_CYCLE: u32 = 100_000;
     /// Hand-offs per workload per round.
     pub const HANDOFFS: u32 = 10_000;
+    /// Rows of the scale suite: 4,000,000 rows of 1 KiB are ≈ 4 GiB per backend and turn,
+    /// beyond what Memory buffer mode can hold in a 32-bit worker; a larger number is a typo.
+    pub const SCALE_ROWS: u64 = 4_000_000;
 }
 
 impl Request {
@@ -231,7 +239,7 @@ impl Request {
             let mut suites = Vec::new();
             for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
                 let suite = Suite::parse(name).ok_or_else(|| {
-                    format!("unknown suite {name:?} (known: sql, batch, fs, raw, handoff)")
+                    format!("unknown suite {name:?} (known: sql, batch, fs, raw, handoff, scale)")
                 })?;
                 if !suites.contains(&suite) {
                     suites.push(suite);
@@ -275,6 +283,19 @@ impl Request {
                 return Err(format!("fs_runs must be in 1..={}, not {v}", limits::RUNS));
             }
             c.fs_runs = Some(v);
+        }
+        // Like `fs_runs`: `runs` alone sets the scale suite's rounds too.
+        if self.runs.is_some() {
+            c.scale_runs = None;
+        }
+        if let Some(v) = self.scale_runs {
+            if !(1..=limits::RUNS).contains(&v) {
+                return Err(format!(
+                    "scale_runs must be in 1..={}, not {v}",
+                    limits::RUNS
+                ));
+            }
+            c.scale_runs = Some(v);
         }
         // Like `fs_runs`: `runs` alone means every backend in every round.
         if self.runs.is_some() {
@@ -330,6 +351,15 @@ impl Request {
                 ));
             }
             c.handoffs = Some(v);
+        }
+        if let Some(v) = self.scale_rows {
+            if !(1..=limits::SCALE_ROWS).contains(&v) {
+                return Err(format!(
+                    "scale_rows must be in 1..={}, not {v}",
+                    limits::SCALE_ROWS
+                ));
+            }
+            c.scale_rows = Some(v);
         }
         if let Some(seed) = self.seed {
             c.seed = seed;
@@ -449,6 +479,48 @@ mod tests {
     }
 
     #[test]
+    fn scale_overrides() {
+        let f = resolve("{}").unwrap();
+        assert!(f.runs_suite(Suite::Scale));
+        assert_eq!(
+            (f.scale_rows, f.scale_rounds()),
+            (Some(FULL_SCALE_ROWS), FULL_SCALE_ROUNDS)
+        );
+        let q = resolve(r#"{"preset":"quick"}"#).unwrap();
+        assert_eq!(
+            (q.scale_rows, q.scale_rounds()),
+            (Some(QUICK_SCALE_ROWS), 2)
+        );
+        let p = resolve(r#"{"preset":"phone"}"#).unwrap();
+        assert_eq!(p.scale_rows, Some(FULL_SCALE_ROWS / 10));
+        let c = resolve(r#"{"scale_rows":1000000,"scale_runs":5}"#).unwrap();
+        assert_eq!((c.scale_rows, c.scale_rounds()), (Some(1_000_000), 5));
+        assert_eq!(c.runs, FULL_ROUNDS, "the other suites keep the preset's");
+        // `runs` alone sets every suite's rounds, the scale suite's too; `scale_runs` wins.
+        let r = resolve(r#"{"preset":"quick","runs":3}"#).unwrap();
+        assert_eq!((r.scale_runs, r.scale_rounds()), (None, 3));
+        let r = resolve(r#"{"runs":40,"scale_runs":2}"#).unwrap();
+        assert_eq!(r.scale_rounds(), 2);
+        let s = resolve(r#"{"suites":["scale"]}"#).unwrap();
+        assert_eq!(s.suites, vec![Suite::Scale]);
+        for (bad, field) in [
+            (r#"{"scale_rows":0}"#, "scale_rows must be in 1..=4000000"),
+            (
+                r#"{"scale_rows":4000001}"#,
+                "scale_rows must be in 1..=4000000",
+            ),
+            (r#"{"scale_runs":0}"#, "scale_runs must be in 1..=1000"),
+            (r#"{"scale_runs":1001}"#, "scale_runs must be in 1..=1000"),
+        ] {
+            let e = resolve(bad).unwrap_err();
+            assert!(e.contains(field), "{bad}: {e}");
+        }
+        assert!(resolve(r#"{"scale_rows":-1}"#).is_err());
+        assert!(resolve(r#"{"scale_rows":"10"}"#).is_err());
+        assert!(resolve(r#"{"scale_runs":1.5}"#).is_err());
+    }
+
+    #[test]
     fn refuses_bad_requests() {
         assert!(resolve(r#"{"preset":"huge"}"#).is_err());
         assert!(resolve(r#"{"suites":["sql","cpu"]}"#).is_err());
@@ -463,7 +535,11 @@ mod tests {
     fn config_json_round_trip() {
         let c = resolve(r#"{"preset":"quick","commit":"x"}"#).unwrap();
         let text = serde_json::to_string(&c).unwrap();
-        assert!(text.contains(r#""suites":["sql","batch","fs","raw","handoff"]"#));
+        assert!(text.contains(r#""suites":["sql","batch","fs","raw","handoff","scale"]"#));
+        assert!(
+            text.contains(r#""scale_rows":2000,"scale_runs":2"#),
+            "{text}"
+        );
         assert!(!text.contains("peer_runs"), "no cap, no field: {text}");
         assert_eq!(serde_json::from_str::<RunConfig>(&text).unwrap(), c);
         let full = Preset::Full.config();
