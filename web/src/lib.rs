@@ -6,7 +6,8 @@
 //!
 //! - `run(config_json, on_progress, peers) -> Promise<string>`: runs the selected suites
 //!   (bench-sql's 16-case suite and 10k batch, bench-fs' filesystem lifecycle and raw OPFS
-//!   per-call floor) on the selected backends, round by round in shuffled orders, and resolves
+//!   per-call floor, bench-sql's hand-off and scale-and-space suites) on the selected
+//!   backends, round by round in shuffled orders, and resolves
 //!   to one result document (`bench_results::Document`, every sample and every summary) as
 //!   JSON. `on_progress` receives a `bench_results::progress::ProgressEvent` as a JSON string
 //!   before and after each unit of work. `peers` is the optional module `./peers/index.js`

@@ -25,7 +25,9 @@ use bench_fs::config::{Level, LifecycleConfig, Mode, RawConfig};
 use bench_fs::lifecycle::FsBackend as _;
 use bench_sql::backend::SqlBackend as _;
 use bench_sql::batch::{Batch, CREATE_SQL, INSERT_SQL};
-use bench_sql::browser::{random_tag, remove_opfs_dir, remove_root, BrowserBackend};
+use bench_sql::browser::{
+    random_tag, remove_opfs_dir, remove_root, BrowserBackend, OursOpfsBackend, SahpoolBackend,
+};
 use bench_sql::runner::{run_rounds, Contestant, Ours, Plan, Turn, Workload};
 use bench_sql::sql::Suite as SqlSuite;
 
@@ -44,6 +46,11 @@ const FS_OPFS_DIR: &str = "bench-web-fs";
 const RAW_BACKEND: &str = "opfs";
 /// OPFS directory the hand-off suite works in (removed at its end).
 const HANDOFF_OPFS_DIR: &str = "bench-web-handoff";
+/// OPFS directory the scale suite works in (removed at its start and end).
+const SCALE_OPFS_DIR: &str = "bench-web-scale";
+/// Our configurations the scale suite runs: Strict in both buffer modes (a database built and
+/// read at size is about layout and bytes moved, not about when commits flush).
+const SCALE_OURS: [&str; 2] = ["ours-disk-strict", "ours-memory-strict"];
 
 #[wasm_bindgen]
 extern "C" {
@@ -271,6 +278,8 @@ struct Backends {
     fs: Vec<FsBackendInfo>,
     /// The raw workloads have no backend: OPFS itself.
     raw: Vec<FsBackendInfo>,
+    /// The scale suite: its baseline (`sahpool`) and ours ([`SCALE_OURS`]), a subset of `sql`.
+    scale: Vec<BackendMeta>,
     /// Why the peer module could not be used, if it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     peer_error: Option<String>,
@@ -329,8 +338,8 @@ fn fs_backends() -> Vec<FsBackendInfo> {
 }
 
 /// The backends each suite can run, as JSON: `{sql: [BackendMeta], fs: [{name, durability,
-/// persistent, storage}], raw: [{name: "opfs", ...}], peer_error?}`. `peers` is the module
-/// `./peers/index.js` (or `undefined`).
+/// persistent, storage}], raw: [{name: "opfs", ...}], scale: [BackendMeta], peer_error?}`.
+/// `peers` is the module `./peers/index.js` (or `undefined`).
 #[wasm_bindgen]
 pub async fn backends(peers: JsValue) -> String {
     let module = PeerModule::new(peers);
@@ -344,6 +353,10 @@ pub async fn backends(peers: JsValue) -> String {
             persistent: true,
             storage: "opfs".to_owned(),
         }],
+        scale: scale_backends(SCALE_OPFS_DIR)
+            .iter()
+            .map(|b| b.meta())
+            .collect(),
         peer_error,
     })
 }
@@ -465,6 +478,7 @@ const PART_SQL: usize = 0;
 const PART_FS: usize = 1;
 const PART_RAW: usize = 2;
 const PART_HANDOFF: usize = 3;
+const PART_SCALE: usize = 4;
 
 /// Runs the suites `config_json` ([`Request`]) selects and resolves to the result document
 /// (`bench_results::Document`, summarized) as JSON. `on_progress` gets a `ProgressEvent` as a
@@ -502,6 +516,11 @@ pub async fn run(
     let run_fs = config.runs_suite(Suite::Fs);
     let run_raw = config.runs_suite(Suite::Raw);
     let run_handoff = config.runs_suite(Suite::Handoff);
+    let run_scale = config.runs_suite(Suite::Scale);
+    let scale_names: Vec<String> = scale_selection(&config, SCALE_OPFS_DIR)
+        .iter()
+        .map(|b| b.name())
+        .collect();
     let rounds = config.runs + config.warmup;
     let fs_rounds = config.fs_rounds() + config.warmup;
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
@@ -541,6 +560,13 @@ pub async fn run(
             estimate_fs(run_raw, bench_fs::raw::workload_count(&raw_config(&config))),
             // Three parts per round: two workloads and the floor.
             estimate_fs(run_handoff, 3),
+            // One turn per backend and round (`scale_rounds` measured, at most one warm-up).
+            if run_scale {
+                count(scale_names.len())
+                    .saturating_mul(config.scale_rounds() + scale_warmup(&config))
+            } else {
+                0
+            },
         ]),
         seen: HashMap::new(),
     });
@@ -589,10 +615,22 @@ pub async fn run(
         run_handoff_suite(&config, module.as_ref(), &reporter, &mut doc).await;
         reporter.borrow_mut().steps.finish(PART_HANDOFF);
     }
+    if run_scale {
+        if scale_names.is_empty() {
+            doc.notes.push(format!(
+                "Scale and space: none of our backends it runs ({}) matches the backend filter; skipped.",
+                SCALE_OURS.join(", ")
+            ));
+        } else {
+            run_scale_suite(&config, &reporter, &mut doc).await;
+        }
+        reporter.borrow_mut().steps.finish(PART_SCALE);
+    }
     if doc.sql.is_none()
         && doc.fs.is_none()
         && doc.raw.is_none()
         && doc.handoff.is_none()
+        && doc.scale.is_none()
         && doc.verifications.failures.is_empty()
     {
         doc.verifications.fail(
@@ -975,4 +1013,115 @@ async fn run_handoff_suite(
     }
     section.verify(&mut doc.verifications);
     doc.handoff = Some(section);
+}
+
+/// Every backend the scale suite can run, in listing order: the baseline (`sahpool`, one OPFS
+/// file per database), then ours ([`SCALE_OURS`]). OPFS directories go under `root`.
+fn scale_backends(root: &str) -> Vec<BrowserBackend> {
+    let ours = OursOpfsBackend::all(root)
+        .into_iter()
+        .filter(|b| SCALE_OURS.contains(&b.name().as_str()))
+        .map(BrowserBackend::Ours);
+    std::iter::once(BrowserBackend::Sahpool(SahpoolBackend::new(root)))
+        .chain(ours)
+        .collect()
+}
+
+/// The scale suite's backends for `config`: ours that the backend filter selects, with the
+/// baseline whenever one of ours runs (every ratio and two goals are taken to it, so it runs
+/// even if the filter leaves it out); empty if none of ours is selected.
+fn scale_selection(config: &RunConfig, root: &str) -> Vec<BrowserBackend> {
+    let all = scale_backends(root);
+    let ours_selected = all
+        .iter()
+        .any(|b| matches!(b, BrowserBackend::Ours(_)) && config.selects_backend(&b.name()));
+    if !ours_selected {
+        return Vec::new();
+    }
+    all.into_iter()
+        .filter(|b| matches!(b, BrowserBackend::Sahpool(_)) || config.selects_backend(&b.name()))
+        .collect()
+}
+
+/// Warm-up rounds of the scale suite: at most one (a turn builds a whole database; one turn
+/// compiles and warms what the measured ones use).
+fn scale_warmup(config: &RunConfig) -> u32 {
+    config.warmup.min(1)
+}
+
+/// bench-sql's scale suite ([`bench_sql::scale::run_scale`]) on [`scale_selection`], in a
+/// fresh OPFS directory under [`SCALE_OPFS_DIR`]; a backend that fails is recorded in the
+/// verifications, keeps its earlier rounds, and the others run on. Summarized with the rest of
+/// the document.
+async fn run_scale_suite(config: &RunConfig, reporter: &RefCell<Reporter>, doc: &mut Document) {
+    use bench_results::scale::SUITE;
+    // Leftovers of an interrupted run would only take space (and count in no one's bytes: every
+    // backend measures its own directory).
+    if let Err(e) = remove_root(SCALE_OPFS_DIR).await {
+        doc.verifications
+            .fail(SUITE, None, format!("removing old OPFS data: {e}"));
+        return;
+    }
+    let root = format!("{SCALE_OPFS_DIR}/run-{}", random_tag());
+    let mut backends = scale_selection(config, &root);
+    let baseline = backends
+        .iter()
+        .find(|b| matches!(b, BrowserBackend::Sahpool(_)))
+        .map(|b| b.name())
+        .unwrap_or_default();
+    let plan = bench_sql::scale::ScalePlan {
+        rows: config.scale_rows.unwrap_or(crate::config::FULL_SCALE_ROWS),
+        runs: config.scale_rounds(),
+        warmup: scale_warmup(config),
+        order_seed: config
+            .order_seed
+            .unwrap_or(bench_results::stats::ORDER_SEED),
+        baseline,
+    };
+    let case = format!("{} rows", bench_results::thousands(plan.rows));
+    let mut on_progress = |p: &bench_sql::scale::ScaleProgress| {
+        let mut r = reporter.borrow_mut();
+        r.steps.report(PART_SCALE, p.done, p.total);
+        // 1-based among the warm-up rounds, then among the measured ones.
+        let run = if p.warmup {
+            p.round + 1
+        } else {
+            p.round - plan.warmup + 1
+        };
+        let ms = match &p.outcome {
+            None => None,
+            Some(Ok(ms)) => Some(*ms),
+            // A failure ends the unit: reported as finished without a time.
+            Some(Err(_)) => Some(f64::NAN),
+        };
+        r.emit(SUITE, &p.backend, &case, run, p.warmup, ms);
+    };
+    let section = bench_sql::scale::run_scale(&mut backends, &plan, &mut on_progress).await;
+    drop(backends);
+    // Every backend's cleanup removed its own directory; this removes the run's and the root.
+    if let Err(e) = remove_opfs_dir(&root).await {
+        doc.notes
+            .push(format!("Scale: removing {root} after the run failed: {e}"));
+    }
+    let _ = remove_root(SCALE_OPFS_DIR).await;
+    for b in &section.backends {
+        let name = &b.meta.name;
+        let n = b.runs.len() + b.warmup_runs.len();
+        match &b.error {
+            Some(e) => {
+                doc.verifications.fail(SUITE, Some(name), e.clone());
+                if n > 0 {
+                    doc.notes.push(format!(
+                        "Scale: {name} failed after {n} round(s); those rounds are kept, the other backends ran on."
+                    ));
+                }
+            }
+            None => doc.verifications.pass(format!(
+                "scale: {name}: {n} rounds; after each reopen the row read by key and both full scans saw all {} rows of {} bytes",
+                bench_results::thousands(section.config.rows),
+                section.config.row_bytes
+            )),
+        }
+    }
+    doc.scale = Some(section);
 }
