@@ -7,7 +7,9 @@
 //! first; with `config.peer_runs`, a backend other than ours and their references may have run
 //! in the warm-up and exactly the first `peer_runs` measured rounds instead of all), that the summaries the page computed are there (medians, paired ratios, intervals
 //! once there are enough rounds, the bootstrap record), and that every goal verdict follows
-//! the rule of [`bench_results::goals::verdict`] from its own interval.
+//! the rule of [`bench_results::goals::verdict`] from its own interval. The scale suite's
+//! section must match the run's `scale_rows` and scale rounds, and every backend that did not
+//! fail must have run in each of its rounds with finite times and a non-empty database.
 
 use bench_results::goals::verdict;
 use bench_results::sql::SqlSection;
@@ -93,6 +95,9 @@ pub fn validate(text: &str, requested: &[Suite]) -> Validation {
     }
     if wants(Suite::Handoff) {
         check_handoff(&doc, p);
+    }
+    if wants(Suite::Scale) {
+        check_scale(&doc, p, &mut v.warnings);
     }
     v.doc = Some(doc);
     v
@@ -380,6 +385,118 @@ fn check_handoff(doc: &Document, p: &mut Vec<String>) {
     }
 }
 
+/// The scale section (module docs). A backend's error is a problem line like a failed
+/// verification (`scale/<backend>: <error>`), once: not again when the producer already
+/// recorded it among the failures. A section without its baseline is only a warning: its
+/// ratios and two of its goals are missing, the rest stands. (Its summaries need no check:
+/// loading summarizes a section that lacks them.)
+fn check_scale(doc: &Document, p: &mut Vec<String>, warnings: &mut Vec<String>) {
+    use bench_results::scale::SUITE;
+    let Some(s) = &doc.scale else {
+        p.push("scale section missing".into());
+        return;
+    };
+    let c = &s.config;
+    if s.backends.is_empty() {
+        p.push("scale: no backends".into());
+    }
+    if c.runs != doc.config.scale_rounds() {
+        p.push(format!(
+            "scale: {} measured rounds in the section, the run's config says {}",
+            c.runs,
+            doc.config.scale_rounds()
+        ));
+    }
+    if c.rows == 0 || doc.config.scale_rows.is_some_and(|r| r != c.rows) {
+        p.push(format!(
+            "scale: {} rows built, the run's config says {:?}",
+            c.rows, doc.config.scale_rows
+        ));
+    }
+    if s.rounds.len() != (c.runs + c.warmup) as usize {
+        p.push(format!(
+            "scale: {} rounds recorded, expected {} ({} warm-up + {})",
+            s.rounds.len(),
+            c.runs + c.warmup,
+            c.warmup,
+            c.runs
+        ));
+    }
+    for (i, r) in s.rounds.iter().enumerate() {
+        if r.index as usize != i || r.warmup != (r.index < c.warmup) {
+            p.push(format!(
+                "scale round {i}: index {} warmup {}",
+                r.index, r.warmup
+            ));
+        }
+    }
+    if !s.backends.is_empty() && s.backend(&c.baseline).is_none() {
+        warnings.push(format!(
+            "scale: the baseline {} did not run: no ratios to it",
+            c.baseline
+        ));
+    }
+    for b in &s.backends {
+        let name = &b.meta.name;
+        match &b.error {
+            Some(e) => {
+                let recorded = doc
+                    .verifications
+                    .failures
+                    .iter()
+                    .any(|f| f.suite == SUITE && f.backend.as_deref() == Some(name.as_str()));
+                if !recorded {
+                    p.push(format!("{SUITE}/{name}: {e}"));
+                }
+            }
+            None if b.runs.len() != c.runs as usize || b.warmup_runs.len() != c.warmup as usize => {
+                p.push(format!(
+                    "scale backend {name}: {} + {} runs, expected {} + {}",
+                    b.warmup_runs.len(),
+                    b.runs.len(),
+                    c.warmup,
+                    c.runs
+                ));
+            }
+            None => {}
+        }
+        for (i, r) in b.warmup_runs.iter().chain(&b.runs).enumerate() {
+            let at = format!("scale backend {name} run {}", i + 1);
+            match s.rounds.get(r.round as usize) {
+                Some(round) if round.order.contains(name) => {}
+                _ => p.push(format!("{at}: round {} does not list it", r.round)),
+            }
+            let times: [(&str, Option<f64>); 8] = [
+                ("build", Some(r.build_ms)),
+                ("checkpoint", r.checkpoint_ms),
+                ("reopen", Some(r.reopen_ms)),
+                ("first read", Some(r.first_read_ms)),
+                ("cold scan", Some(r.scan_cold_ms)),
+                ("warm scan", Some(r.scan_warm_ms)),
+                ("autocommit", Some(r.autocommit_ms)),
+                ("vacuum", Some(r.vacuum_ms)),
+            ];
+            for (what, ms) in times {
+                if let Some(ms) = ms.filter(|ms| !finite_nonneg(*ms)) {
+                    p.push(format!("{at}: {what} has time {ms}"));
+                }
+            }
+            if r.logical_bytes == 0 {
+                p.push(format!("{at}: no logical bytes"));
+            }
+        }
+    }
+    for g in &s.goals {
+        let expected = verdict(g.ratio.as_ref(), g.bound, g.threshold);
+        if g.verdict != expected {
+            p.push(format!(
+                "goal {}: verdict {:?}, the rule gives {expected:?}",
+                g.statement, g.verdict
+            ));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,5 +526,169 @@ mod tests {
             "{:?}",
             v.problems
         );
+    }
+
+    /// A summarized scale-only document: `sqlite-unix-file` and `ours-disk-strict`, two
+    /// measured rounds after one warm-up.
+    fn scale_document() -> Document {
+        use bench_results::scale::{ScaleBackend, ScaleConfig, ScaleRun, ScaleSection};
+        use bench_results::sql::{BackendMeta, Round};
+        use bench_results::{Bootstrap, RunConfig};
+        let names = ["sqlite-unix-file", "ours-disk-strict"];
+        let run = |round: u32| ScaleRun {
+            round,
+            build_ms: 50.0,
+            bytes_written: Some(3_000_000),
+            logical_bytes: 2_000_000,
+            stored_bytes: Some(2_000_000),
+            reopen_ms: 1.0,
+            first_read_ms: 0.1,
+            scan_cold_ms: 4.0,
+            scan_warm_ms: 3.0,
+            autocommit_ms: 2.0,
+            vacuum_ms: 9.0,
+            logical_after_vacuum: 8192,
+            stored_after_vacuum: Some(8192),
+            ..ScaleRun::default()
+        };
+        let config = RunConfig {
+            preset: "test".to_owned(),
+            suites: vec![Suite::Scale],
+            backends: Vec::new(),
+            runs: 5,
+            warmup: 1,
+            fs_runs: None,
+            peer_runs: None,
+            seed: 1,
+            sql_scale: 1,
+            files: 0,
+            file_size_bytes: 0,
+            raw_small_calls: 0,
+            raw_cycle_calls: 0,
+            order_seed: Some(3),
+            handoffs: None,
+            scale_rows: Some(2000),
+            scale_runs: Some(2),
+            commit: None,
+        };
+        let mut doc = Document::new(
+            "2026-12-04T00:00:00Z".to_owned(),
+            config,
+            Default::default(),
+        );
+        let mut s = ScaleSection {
+            config: ScaleConfig {
+                rows: 2000,
+                row_bytes: 1000,
+                batch_rows: 10_000,
+                autocommits: 20,
+                runs: 2,
+                warmup: 1,
+                order_seed: Some(3),
+                baseline: names[0].to_owned(),
+            },
+            rounds: (0..3)
+                .map(|i| Round {
+                    index: i,
+                    warmup: i == 0,
+                    order: names.iter().map(|n| (*n).to_owned()).collect(),
+                })
+                .collect(),
+            backends: names
+                .iter()
+                .map(|n| ScaleBackend {
+                    meta: BackendMeta {
+                        name: (*n).to_owned(),
+                        ..BackendMeta::default()
+                    },
+                    warmup_runs: vec![run(0)],
+                    runs: vec![run(1), run(2)],
+                    ..ScaleBackend::default()
+                })
+                .collect(),
+            ..ScaleSection::default()
+        };
+        s.summarize(&Bootstrap::default());
+        for n in names {
+            doc.verifications.pass(format!("scale: {n}"));
+        }
+        doc.scale = Some(s);
+        doc
+    }
+
+    fn problems(doc: &Document) -> String {
+        validate(&doc.to_json().unwrap(), &[Suite::Scale])
+            .problems
+            .join("\n")
+    }
+
+    #[test]
+    fn a_scale_section_validates() {
+        let doc = scale_document();
+        let v = validate(&doc.to_json().unwrap(), &[Suite::Scale]);
+        assert!(v.problems.is_empty(), "{:#?}", v.problems);
+        assert!(v.warnings.is_empty(), "{:#?}", v.warnings);
+    }
+
+    #[test]
+    fn scale_validation_reports_problems() {
+        let mut doc = scale_document();
+        doc.scale = None;
+        assert!(problems(&doc).contains("scale section missing"));
+
+        // A round short, a negative time, an empty database, a round that does not list it.
+        let mut doc = scale_document();
+        let s = doc.scale.as_mut().unwrap();
+        s.backends[1].runs.pop();
+        s.backends[0].runs[0].scan_warm_ms = -1.0;
+        s.backends[0].runs[1].checkpoint_ms = Some(-0.5);
+        s.backends[0].warmup_runs[0].logical_bytes = 0;
+        s.rounds[2].order.retain(|n| n != "sqlite-unix-file");
+        let text = problems(&doc);
+        for needle in [
+            "scale backend ours-disk-strict: 1 + 1 runs, expected 1 + 2",
+            "scale backend sqlite-unix-file run 2: warm scan has time -1",
+            "scale backend sqlite-unix-file run 3: checkpoint has time -0.5",
+            "scale backend sqlite-unix-file run 1: no logical bytes",
+            "scale backend sqlite-unix-file run 3: round 2 does not list it",
+        ] {
+            assert!(text.contains(needle), "no {needle:?} in\n{text}");
+        }
+
+        // A backend that failed: one failure line, whether or not the producer recorded it.
+        let mut doc = scale_document();
+        let s = doc.scale.as_mut().unwrap();
+        s.backends[1].error = Some("round 2: disk full".to_owned());
+        s.backends[1].runs.truncate(0);
+        let text = problems(&doc);
+        assert!(
+            text.contains("scale/ours-disk-strict: round 2: disk full"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("runs, expected"),
+            "a failed backend's rounds: {text}"
+        );
+        doc.verifications
+            .fail("scale", Some("ours-disk-strict"), "round 2: disk full");
+        let text = problems(&doc);
+        assert_eq!(text.matches("round 2: disk full").count(), 1, "{text}");
+
+        // Rows and rounds that differ from the run's config.
+        let mut doc = scale_document();
+        doc.config.scale_rows = Some(100_000);
+        doc.config.scale_runs = Some(3);
+        let text = problems(&doc);
+        assert!(text.contains("scale: 2000 rows built, the run's config says Some(100000)"));
+        assert!(text.contains("scale: 2 measured rounds in the section, the run's config says 3"));
+
+        // A verdict that does not follow from its interval.
+        let mut doc = scale_document();
+        let g = &mut doc.scale.as_mut().unwrap().goals[0];
+        g.verdict = match g.verdict {
+            bench_results::goals::Verdict::Met => bench_results::goals::Verdict::NotMet,
+            _ => bench_results::goals::Verdict::Met,
+        };
+        assert!(problems(&doc).contains("the rule gives"));
     }
 }

@@ -1,6 +1,6 @@
-//! Producer → JSON → consumer: documents made by the real producers (bench-sql's round loop
-//! and bench-fs' lifecycle over their native backends; a raw suite built from call samples the
-//! way bench-fs builds it in the browser) go through JSON and are read back by every consumer:
+//! Producer → JSON → consumer: documents made by the real producers (bench-sql's round loop,
+//! its scale suite and bench-fs' lifecycle over their native backends; a raw suite built from
+//! call samples the way bench-fs builds it in the browser) go through JSON and are read back by every consumer:
 //! the schema's loader (exactly equal, floats included), `bench-runner`'s validation (no
 //! problem) and its Markdown report (the intervals and goals are in it).
 
@@ -17,10 +17,17 @@ use bench_runner::report::{markdown, Entry};
 use bench_sql::backend::SqlBackend as _;
 use bench_sql::batch::Batch;
 use bench_sql::native::NativeBackend;
+use bench_sql::native::{OursBackend, UnixFileBackend};
 use bench_sql::runner::{run_rounds, Contestant, Ours, Plan, Turn};
+use bench_sql::scale::{run_scale, ScalePlan};
 use bench_sql::sql::Suite as SqlSuite;
+use opfs_vfs::{BufferMode, Durability};
 
 const RUNS: u32 = 6;
+
+/// Rows and measured rounds of the scale suite in [`document`] (after no warm-up).
+const SCALE_ROWS: u64 = 500;
+const SCALE_RUNS: u32 = 2;
 
 fn document() -> Document {
     let dir = tempfile::tempdir().unwrap();
@@ -179,6 +186,27 @@ fn document() -> Document {
         ..HandoffSection::default()
     };
 
+    // The scale suite over the unix VFS (its baseline) and ours in Disk mode.
+    let mut scale_backends = vec![
+        NativeBackend::UnixFile(UnixFileBackend::new(dir.path())),
+        NativeBackend::Ours(OursBackend::new(
+            dir.path(),
+            BufferMode::Disk,
+            Durability::Strict,
+        )),
+    ];
+    let scale = bench_sql::block_on(run_scale(
+        &mut scale_backends,
+        &ScalePlan {
+            rows: SCALE_ROWS,
+            runs: SCALE_RUNS,
+            warmup: 0,
+            order_seed: 5,
+            baseline: "sqlite-unix-file".to_owned(),
+        },
+        &mut |_| {},
+    ));
+
     let mut environment = bench_results::env::native();
     environment.sqlite_version = Some("test".to_owned());
     let config = RunConfig {
@@ -197,8 +225,8 @@ fn document() -> Document {
         raw_cycle_calls: 2,
         order_seed: Some(5),
         handoffs: Some(4),
-        scale_rows: None,
-        scale_runs: None,
+        scale_rows: Some(SCALE_ROWS),
+        scale_runs: Some(SCALE_RUNS),
         commit: None,
     };
     let mut doc = Document::new("2026-12-01T00:00:00Z".to_owned(), config, environment);
@@ -212,6 +240,11 @@ fn document() -> Document {
     doc.raw = Some(raw);
     handoff.verify(&mut doc.verifications);
     doc.handoff = Some(handoff);
+    for b in &scale.backends {
+        assert!(b.error.is_none(), "{}: {:?}", b.meta.name, b.error);
+        doc.verifications.pass(format!("scale: {}", b.meta.name));
+    }
+    doc.scale = Some(scale);
     doc.summarize(&Bootstrap::default());
     doc
 }
