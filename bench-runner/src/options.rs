@@ -98,8 +98,8 @@ impl Preset {
 /// Default CPU slow-down of `--emulate-phone` (Chrome DevTools' "mid-tier mobile" is 4×).
 pub const PHONE_CPU_RATE: f64 = 4.0;
 
-/// The suites the page knows.
-pub const SUITES: [&str; 5] = ["sql", "batch", "fs", "raw", "handoff"];
+/// The suites the page knows (the names of [`bench_results::Suite::ALL`], in running order).
+pub const SUITES: [&str; 6] = ["sql", "batch", "fs", "raw", "handoff", "scale"];
 
 /// URL parameters of the page (its automation contract).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,6 +123,10 @@ pub struct PageParams {
     pub warmup: Option<u32>,
     /// `sql_scale=` (divide every SQL count; 1 = full size); `None`: the preset's.
     pub sql_scale: Option<u32>,
+    /// `scale_rows=` (rows the scale suite builds, 1 KiB each); `None`: the preset's.
+    pub scale_rows: Option<u64>,
+    /// `scale_runs=` (measured rounds of the scale suite); `None`: the preset's.
+    pub scale_runs: Option<u32>,
     /// `commit=`: recorded in the result so it can be reproduced.
     pub commit: Option<String>,
 }
@@ -140,6 +144,8 @@ impl PageParams {
             files: None,
             warmup: None,
             sql_scale: None,
+            scale_rows: None,
+            scale_runs: None,
             commit: None,
         }
     }
@@ -171,13 +177,19 @@ impl PageParams {
         if let Some(s) = self.sql_scale {
             q.push_str(&format!("&sql_scale={s}"));
         }
+        if let Some(r) = self.scale_rows {
+            q.push_str(&format!("&scale_rows={r}"));
+        }
+        if let Some(r) = self.scale_runs {
+            q.push_str(&format!("&scale_runs={r}"));
+        }
         if let Some(c) = &self.commit {
             q.push_str(&format!("&commit={}", encode(c)));
         }
         q
     }
 
-    /// The suites this run asked for (the preset's are all four unless the page says
+    /// The suites this run asked for (the preset's are all of [`SUITES`] unless the page says
     /// otherwise in its result's `config`).
     pub fn requested_suites(&self) -> Vec<String> {
         self.suites
@@ -360,7 +372,7 @@ run: serve the page, run it headless in each browser, write
      <out-dir>/<date>-<browser>.json and regenerate <out-dir>/<date>-report.md.
   --browsers LIST      chromium,firefox (default: both)
   --preset P           quick | full | phone (default: full)
-  --suites LIST        sql,batch,fs,raw,handoff (default: the preset's)
+  --suites LIST        sql,batch,fs,raw,handoff,scale (default: the preset's)
   --backends LIST      comma list of backend names, or all (default: the preset's)
   --runs N             measured rounds (every backend once per round; default: the preset's;
                        alone it sets the lifecycle's and raw workloads' rounds too)
@@ -372,6 +384,8 @@ run: serve the page, run it headless in each browser, write
   --files N            files in the fs lifecycle (default: the preset's)
   --warmup N           warm-up runs per backend, excluded from statistics (default: the preset's)
   --sql-scale N        divide every SQL count by N; 1 = full size (default: the preset's)
+  --scale-rows N       rows (1 KiB each) the scale suite builds (default: the preset's)
+  --scale-runs N       measured rounds of the scale suite (default: the preset's)
   --commit SHA         recorded in the result (default: git rev-parse of the work tree)
   --out-dir DIR        default: results
   --screenshot PATH    PNG of the results view; {browser} and {date} are substituted
@@ -516,6 +530,16 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
             "--sql-scale" => {
                 page.sql_scale = Some(number(&a, &next_value(&mut it, &a)?)?.max(1));
             }
+            "--scale-rows" => {
+                let v = next_value(&mut it, &a)?;
+                let rows = v
+                    .parse::<u64>()
+                    .map_err(|e| Error(format!("{a} {v:?}: {e}")))?;
+                page.scale_rows = Some(rows.max(1));
+            }
+            "--scale-runs" => {
+                page.scale_runs = Some(number(&a, &next_value(&mut it, &a)?)?.max(1));
+            }
             "--commit" => page.commit = Some(next_value(&mut it, &a)?),
             "--out-dir" => out_dir = PathBuf::from(next_value(&mut it, &a)?),
             "--screenshot" => screenshot = Some(PathBuf::from(next_value(&mut it, &a)?)),
@@ -608,6 +632,56 @@ mod tests {
             "{}",
             p.query()
         );
+        p.scale_rows = Some(1_000_000);
+        p.scale_runs = Some(2);
+        assert!(
+            p.query()
+                .ends_with("&sql_scale=10&scale_rows=1000000&scale_runs=2"),
+            "{}",
+            p.query()
+        );
+    }
+
+    /// The runner accepts every suite the schema knows, by the same names, in the same order.
+    #[test]
+    fn suites_are_the_schemas() {
+        let names: Vec<&str> = bench_results::Suite::ALL
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        assert_eq!(names, SUITES);
+    }
+
+    #[test]
+    fn scale_options() {
+        let Command::Run(o) = parse(&[
+            "--suites",
+            "scale",
+            "--scale-rows",
+            "20000",
+            "--scale-runs",
+            "3",
+        ])
+        .unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!(o.page.requested_suites(), vec!["scale"]);
+        assert_eq!(
+            (o.page.scale_rows, o.page.scale_runs),
+            (Some(20_000), Some(3))
+        );
+        let q = o.page.query();
+        assert!(
+            q.contains("&suites=scale&") && q.contains("&scale_rows=20000&scale_runs=3"),
+            "{q}"
+        );
+        let Command::Run(o) = parse(&[]).unwrap() else {
+            panic!("not a run")
+        };
+        assert!(!o.page.query().contains("scale_"), "absent: the preset's");
+        assert!(parse(&["--scale-rows", "x"]).is_err());
+        assert!(parse(&["--scale-runs"]).is_err());
+        assert!(USAGE.contains("--scale-rows N") && USAGE.contains("--scale-runs N"));
     }
 
     #[test]
