@@ -5,8 +5,9 @@
 // described in web/README.md.
 //
 // Automation contract (the headless runner, bench-runner, relies on it):
-//   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw,handoff&backends=<list>|all
-//        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N, peer_runs=N)
+//   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw,handoff,scale&backends=<list>|all
+//        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N, peer_runs=N,
+//        scale_rows=N, scale_runs=N)
 //   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, error,
 //                     consoleErrors: [], calibrate()}, updated live. The results view is rendered
 //   before state becomes 'done'. calibrate() resolves to the worker's CPU calibration loop times.
@@ -222,7 +223,7 @@ const SQL_PHASES = [
   ['verify_ms', 'Verification'],
 ];
 
-const SUITE_LABELS = { sql: '16-case SQL suite', batch: '10,000-row transaction', fs: 'Filesystem lifecycle', raw: 'Raw OPFS per-call floor', handoff: 'Multi-tab hand-off' };
+const SUITE_LABELS = { sql: '16-case SQL suite', batch: '10,000-row transaction', fs: 'Filesystem lifecycle', raw: 'Raw OPFS per-call floor', handoff: 'Multi-tab hand-off', scale: 'Scale and space' };
 
 function browserLabel(env, doc = null) {
   if (!env) return 'unknown browser';
@@ -365,6 +366,26 @@ function handoffViewOf(h) {
   };
 }
 
+/** The scale section's summaries, paired ratios and goals, as the document has them (computed in Rust). */
+function scaleViewOf(s) {
+  if (!s || !Array.isArray(s.backends) || !s.summarized) return null;
+  return {
+    config: s.config ?? {},
+    runs: (s.rounds ?? []).filter((r) => !r.warmup).length,
+    backends: s.backends.map((b) => ({
+      name: b.name,
+      durability: b.durability,
+      settings: b.durability_settings ?? '',
+      pkg: [b.package, b.version].filter(Boolean).join(' '),
+      error: b.error ?? null,
+      summary: b.summary ?? {},
+      isBaseline: b.name === s.config?.baseline,
+    })),
+    ratios: s.ratios ?? [],
+    goals: s.goals ?? [],
+  };
+}
+
 function viewOfDocument(doc, label, origin) {
   const suites = new Set(doc.config?.suites ?? ['sql', 'batch', 'fs', 'raw']);
   return {
@@ -377,6 +398,7 @@ function viewOfDocument(doc, label, origin) {
     fs: fsViewOf(doc.fs),
     raw: rawViewOf(doc.raw),
     handoff: handoffViewOf(doc.handoff),
+    scale: scaleViewOf(doc.scale),
     live: false,
   };
 }
@@ -385,7 +407,7 @@ function viewOfDocument(doc, label, origin) {
 let live = null;
 
 function newLive(environment, config) {
-  return { environment, config, sql: new Map(), batch: new Map(), fs: new Map(), raw: new Map() };
+  return { environment, config, sql: new Map(), batch: new Map(), fs: new Map(), raw: new Map(), scale: new Map() };
 }
 
 function recordLive(p) {
@@ -416,6 +438,8 @@ function liveView() {
   const raw = live.raw.size
     ? { live: true, series: [...live.raw].map(([name, stat]) => ({ name, totalUs: stat && { median: stat.median * 1000, min: stat.min * 1000, max: stat.max * 1000, n: stat.n } })) }
     : null;
+  // The scale suite while it runs: each backend's build times so far (the rest comes with the document).
+  const scale = live.scale.size ? { live: true, build: [...live.scale] } : null;
   return {
     label: `${browserLabel(live.environment)} · this run (in progress)`,
     origin: 'live',
@@ -425,6 +449,7 @@ function liveView() {
     sql,
     fs,
     raw,
+    scale,
     live: true,
   };
 }
@@ -806,6 +831,80 @@ function renderHandoff(views) {
   return `${html}</section>`;
 }
 
+const MIB = 1024 * 1024;
+const fmtMiB = (b) => (isNum(b) ? nf2.format(b / MIB) : '–');
+const nf3 = new Intl.NumberFormat('en-US', { minimumFractionDigits: 3, maximumFractionDigits: 3 });
+const fmtFactor = (r) => (isNum(r) ? nf3.format(r) : '–');
+
+/** The scale suite's per-backend summaries shown, in order: [summary key, label, format]. */
+const SCALE_ROWS = [
+  ['build_ms', 'Build (ms)', fmtMs],
+  ['bytes_written', 'Bytes written to build (MiB)', fmtMiB],
+  ['logical_bytes', 'Logical size: pages × page size (MiB)', fmtMiB],
+  ['stored_bytes', 'At rest after the build (MiB)', fmtMiB],
+  ['space_ratio', 'At rest ÷ logical', fmtFactor],
+  ['checkpoint_ms', 'Checkpoint (ms)', fmtMs],
+  ['reopen_ms', 'Reopen (ms)', fmtMs],
+  ['first_read_ms', 'First read, one row by key (ms)', fmtMs],
+  ['scan_cold_ms', 'Full scan, cold (ms)', fmtMs],
+  ['scan_warm_ms', 'Full scan, warm (ms)', fmtMs],
+  ['autocommit_ms', 'Autocommit INSERT at size (ms each)', fmtMs],
+  ['vacuum_ms', 'DROP TABLE + VACUUM (ms)', fmtMs],
+  ['stored_after_vacuum', 'At rest after the VACUUM (MiB)', fmtMiB],
+];
+
+/** Labels of the paired measures (bench_results::scale::ScaleMeasure, snake_case in the JSON). */
+const SCALE_MEASURES = {
+  build: 'Build',
+  bytes_written: 'Bytes written to build',
+  reopen_and_first_read: 'Reopen + first read',
+  scan_warm: 'Full scan, warm',
+  autocommit: 'Autocommit INSERT at size',
+};
+
+function renderScale(views) {
+  const vs = views.filter((v) => v.scale);
+  if (!vs.length) return '';
+  const c = vs.find((v) => !v.scale.live)?.scale.config ?? {};
+  const size = isNum(c.rows) ? `A database of ${nf0.format(c.rows)} rows of ${nf0.format(c.row_bytes ?? 1000)} bytes${isNum(c.batch_rows) ? ` in transactions of ${nf0.format(c.batch_rows)}` : ''}` : 'A database of many rows';
+  let html = `<section class="suite" id="suite-scale"><h3>${SUITE_LABELS.scale}</h3>
+    <p class="suite-desc">${esc(size)} is built on each backend from a wiped state, then checkpointed where the backend has a checkpoint, closed, and its files' bytes read at rest; reopened, one row read by key (in Memory buffer mode this loads the whole file), the table scanned twice (cold, warm), ${isNum(c.autocommits) ? nf0.format(c.autocommits) : 'some'} autocommit INSERTs made at size, and the table dropped and the database vacuumed; the bytes at rest are read again. Every round runs every backend once, in a shuffled order. Ratios are paired per round with the baseline <code>${esc(c.baseline ?? 'sahpool')}</code> (one OPFS file per database), median with its 95 % bootstrap interval (none below six rounds). Logical size is SQLite's page count × page size.</p>`;
+  for (const v of vs) {
+    const sc = v.scale;
+    const swatch = `<i class="swatch" style="background:${COLORS[vs.indexOf(v) % COLORS.length]}"></i>`;
+    if (sc.live) {
+      const rows = sc.build.map(([name, stat]) => `<tr><th scope="row">${esc(name)}</th>${statCell(stat)}</tr>`);
+      html += `<div class="per-view-block"><h4>${swatch}${esc(v.label)}</h4>${tableWrap(`Build (ms) so far, measured rounds · ${esc(v.label)}`, '<tr><th scope="col">Backend</th><th scope="col">Build</th></tr>', rows)}</div>`;
+      continue;
+    }
+    const backends = sc.backends;
+    const th = (b) => `<th scope="col" title="${esc([b.durability, b.settings, b.pkg].filter(Boolean).join(' · '))}">${escWrap(b.name)}${b.isBaseline ? '<div class="sub">baseline</div>' : ''}${b.error ? '<div class="sub fail">failed</div>' : ''}</th>`;
+    const head = `<tr><th scope="col"></th>${backends.map(th).join('')}</tr>`;
+    const body = SCALE_ROWS.map(([key, label, format]) => `<tr><th scope="row">${esc(label)}</th>${backends
+      .map((b) => statCell(b.summary[key] ?? null, { format, extra: b.summary[key] ? '' : `<span class="muted">${b.error && !b.summary.build_ms ? 'failed' : 'n/a'}</span>` }))
+      .join('')}</tr>`);
+    html += `<div class="per-view-block"><h4>${swatch}${esc(v.label)}</h4>${tableWrap(`Scale and space: median over ${sc.runs} round${sc.runs === 1 ? '' : 's'}, min–max · baseline ${esc(sc.config.baseline ?? '')} · ${esc(v.label)}`, head, body, 'n/a: the backend does not have or count it (the baseline has no checkpoint of its own and does not count the bytes it writes). At rest: every file the backend keeps for the database (ours: data file and log; the baseline: its pool of files with their 4 KiB headers).')}`;
+    const ours = backends.filter((b) => !b.isBaseline);
+    const measures = Object.keys(SCALE_MEASURES).filter((m) => sc.ratios.some((r) => r.measure === m));
+    if (measures.length && ours.length) {
+      const rhead = `<tr><th scope="col">Measure</th>${ours.map((b) => `<th scope="col">${escWrap(b.name)} ÷ ${escWrap(sc.config.baseline ?? '')}</th>`).join('')}</tr>`;
+      const rrows = measures.map((m) => `<tr><th scope="row">${esc(SCALE_MEASURES[m])}</th>${ours
+        .map((b) => `<td class="cell">${esc(fmtRatioStat(sc.ratios.find((r) => r.backend === b.name && r.measure === m)?.ratio) || '–')}</td>`)
+        .join('')}</tr>`);
+      html += tableWrap(`Paired ratio to ${esc(sc.config.baseline ?? 'the baseline')} [95 %] · ${esc(v.label)}`, rhead, rrows);
+    }
+    if (sc.goals.length) {
+      const ghead = '<tr><th scope="col">Goal</th><th scope="col">Ratio [95 %]</th><th scope="col">Verdict</th></tr>';
+      const grows = sc.goals.map((g) => `<tr><th scope="row">${esc(g.statement)}</th><td class="cell">${esc(fmtRatioStat(g.ratio) || '–')}</td><td>${verdictBadge(g.verdict)}</td></tr>`);
+      html += tableWrap(`Scale goals · ${esc(v.label)}`, ghead, grows, 'scale-space and scale-vacuum are per-run ratios of each of our backends (the interval over its rounds); scale-bytes-written and scale-scan-disk are paired with the baseline, and appear only where the baseline counts the measure.');
+    }
+    const failed = backends.filter((b) => b.error);
+    if (failed.length) html += `<ul class="failures">${failed.map((b) => `<li class="fail-item"><strong>${esc(b.name)}:</strong> ${esc(b.error)}</li>`).join('')}</ul>`;
+    html += '</div>';
+  }
+  return `${html}</section>`;
+}
+
 /** "Derived" lines as in the seed, from the document's `raw.derived` (computed in Rust). */
 function derivedRaw(v) {
   const d = v.raw.derived;
@@ -896,7 +995,7 @@ function render() {
   const views = allViews();
   const body = $('#results-body');
   const width = chartWidth();
-  const html = [renderVerifications(views), renderSql(views, width), renderBatch(views, width), renderFs(views, width), renderRaw(views, width), renderHandoff(views)].join('');
+  const html = [renderVerifications(views), renderSql(views, width), renderBatch(views, width), renderFs(views, width), renderRaw(views, width), renderHandoff(views), renderScale(views)].join('');
   body.innerHTML = html || '<p class="muted empty">No results yet. Choose a preset and press Start, or load a result JSON.</p>';
   $('#environment-body').innerHTML = renderEnvironment(views.filter((v) => !v.live || v.env), workerEnv);
   $('#loaded').innerHTML = loaded
@@ -946,7 +1045,7 @@ function backendNames() {
     if (suite === 'raw' || !Array.isArray(list)) continue;
     for (const b of list) {
       if (!seen.has(b.name)) seen.set(b.name, { ...b, suites: [] });
-      seen.get(b.name).suites.push(suite === 'sql' ? 'SQL' : 'FS');
+      seen.get(b.name).suites.push({ sql: 'SQL', fs: 'FS', scale: 'scale' }[suite] ?? suite);
     }
   }
   return [...seen.values()];
@@ -972,6 +1071,9 @@ function applyPreset(name) {
     form.elements[key].value = p[key];
   }
   form.elements.fs_runs.value = p.fs_runs ?? p.runs;
+  form.elements.scale_rows.value = p.scale_rows ?? form.elements.scale_rows.defaultValue;
+  // RunConfig::scale_rounds(): its own count, else the lifecycle's.
+  form.elements.scale_runs.value = p.scale_runs ?? p.fs_runs ?? p.runs;
   // Blank: the JavaScript peers run in every round.
   form.elements.peer_runs.value = p.peer_runs ?? '';
   $('#preset-note').textContent = name === 'full'
@@ -1001,13 +1103,14 @@ function applyUrlParams(params, selected) {
     const chosen = new Set(selected);
     $$('input[name=backend]').forEach((c) => (c.checked = chosen.has(c.value)));
   }
-  for (const key of ['runs', 'files', 'warmup', 'sql_scale', 'fs_runs', 'peer_runs']) {
+  for (const key of ['runs', 'files', 'warmup', 'sql_scale', 'fs_runs', 'peer_runs', 'scale_rows', 'scale_runs']) {
     const v = params.get(key);
     if (v !== null && v !== '') form.elements[key].value = v;
   }
-  // `runs` alone (no fs_runs, no peer_runs) means every suite and every backend in every round,
-  // as in the Rust request.
+  // `runs` alone (no fs_runs, no peer_runs, no scale_runs) means every suite and every backend in
+  // every round, as in the Rust request.
   if (params.get('runs') && !params.get('fs_runs')) form.elements.fs_runs.value = params.get('runs');
+  if (params.get('runs') && !params.get('scale_runs')) form.elements.scale_runs.value = params.get('runs');
   if (params.get('runs') && !params.get('peer_runs')) form.elements.peer_runs.value = '';
 }
 
@@ -1035,6 +1138,8 @@ function readConfig() {
     sql_scale: int('sql_scale'),
     raw_small_calls: int('raw_small_calls'),
     raw_cycle_calls: int('raw_cycle_calls'),
+    scale_rows: int('scale_rows'),
+    scale_runs: int('scale_runs'),
     commit: commit || null,
   };
 }
