@@ -1,8 +1,8 @@
 //! The Markdown report: a headline table over every browser (medians and paired ratios with
 //! their 95 % intervals), the goal checks, then per browser the environment, the 16 SQL cases,
 //! the per-case ratios, the batch, lifecycle phases, physical calls of our VFS, the
-//! filesystem lifecycle against the raw OPFS floor, the raw per-call figures, and the
-//! multi-tab hand-off against its floor.
+//! filesystem lifecycle against the raw OPFS floor, the raw per-call figures, the
+//! multi-tab hand-off against its floor, and scale and space against the one-file baseline.
 //!
 //! Every number is read from the documents' summaries (computed once by `bench_results`
 //! where the document was produced; for older documents when they are loaded), so a report
@@ -18,6 +18,7 @@ use bench_results::goals::{
 };
 use bench_results::handoff::{HandoffSection, HANDLES_CONCURRENT, HANDLES_EXCLUSIVE};
 use bench_results::raw::RawSuite;
+use bench_results::scale::{ScaleMeasure, ScaleRun, ScaleSection};
 use bench_results::sql::{PhysicalCounters, SqlBackendResult, SqlSection};
 use bench_results::summary::BackendSummary;
 use bench_results::{Document, RatioStat, Stat};
@@ -443,6 +444,13 @@ fn config_line(e: &Entry) -> String {
             }
         ),
     ];
+    if let Some(rows) = c.scale_rows {
+        parts.push(format!(
+            "scale {} rows × {} round(s)",
+            thousands(rows),
+            c.scale_rounds()
+        ));
+    }
     if let Some(s) = c.order_seed {
         parts.push(format!("order seed {s}"));
     }
@@ -599,6 +607,7 @@ fn goals(out: &mut String, entries: &[Entry]) {
     let any = entries.iter().any(|e| {
         e.doc.sql.as_ref().is_some_and(|s| !s.goals.is_empty())
             || e.doc.handoff.as_ref().is_some_and(|h| !h.goals.is_empty())
+            || e.doc.scale.as_ref().is_some_and(|s| !s.goals.is_empty())
     });
     if !any {
         return;
@@ -618,7 +627,8 @@ fn goals(out: &mut String, entries: &[Entry]) {
             .map_or_else(|| "–".to_owned(), |f| ratio_value(f.ratio))
     };
     for e in entries {
-        for g in e.doc.handoff.iter().flat_map(|h| &h.goals) {
+        let handoff = e.doc.handoff.iter().flat_map(|h| &h.goals);
+        for g in handoff.chain(e.doc.scale.iter().flat_map(|s| &s.goals)) {
             t.row([
                 e.short_title(),
                 g.statement.clone(),
@@ -694,6 +704,9 @@ fn browser_section(out: &mut String, e: &Entry) {
     }
     if let Some(h) = &e.doc.handoff {
         handoff_section(out, h);
+    }
+    if let Some(s) = &e.doc.scale {
+        scale_section(out, s);
     }
     verifications(out, e);
 }
@@ -1294,6 +1307,163 @@ fn handoff_section(out: &mut String, h: &HandoffSection) {
     }
 }
 
+/// `"median (min–max)"` of `s` formatted by `f`, the range left out when every sample is the
+/// same (sizes usually are); `"–"` when absent.
+fn stat_cell_with(s: Option<Stat>, f: impl Fn(f64) -> String) -> String {
+    match s {
+        Some(s) if s.n > 1 && s.min != s.max => {
+            format!("{} ({}–{})", f(s.median), f(s.min), f(s.max))
+        }
+        Some(s) => f(s.median),
+        None => "–".to_owned(),
+    }
+}
+
+/// Bytes as MiB with two decimals.
+fn mib(bytes: f64) -> String {
+    fmt_fixed(bytes / f64::from(1u32 << 20), 2)
+}
+
+fn scale_section(out: &mut String, s: &ScaleSection) {
+    let c = &s.config;
+    let _ = writeln!(
+        out,
+        "### Scale and space
+"
+    );
+    let _ = writeln!(
+        out,
+        "{} rows × {} B ({}) built in transactions of {} rows · {} measured round(s) after {} \
+         warm-up · baseline `{}`{}.\n",
+        thousands(c.rows),
+        thousands(c.row_bytes.into()),
+        fmt_bytes(c.rows.saturating_mul(c.row_bytes.into())),
+        thousands(c.batch_rows.into()),
+        c.runs,
+        c.warmup,
+        c.baseline,
+        c.order_seed
+            .map_or_else(String::new, |seed| format!(" · order seed {seed}")),
+    );
+    let _ = writeln!(
+        out,
+        "Each turn builds the table from nothing, syncs and checkpoints (ours), closes and reads \
+         the bytes of the backend's files at rest, reopens, reads one row, scans every row \
+         twice, times \
+         {} autocommit INSERTs at size (ms per INSERT), then `DROP TABLE` + `VACUUM` and reads \
+         the bytes at rest again. Medians of the measured rounds (min–max); sizes in MiB; \
+         logical = SQLite's page count × page size; load GB/s: logical bytes ÷ (reopen + \
+         first read), for Memory buffer mode only, which loads the whole file there (at the \
+         first page the reopened connection reads); \"–\": not measured on that backend.\n",
+        c.autocommits
+    );
+    let mut t = Table::new([
+        "Backend",
+        "Build ms",
+        "Written to build MiB",
+        "Logical MiB",
+        "At rest ÷ logical",
+        "Checkpoint ms",
+        "Reopen ms",
+        "First read ms",
+        "Load GB/s",
+        "Full scan cold ms",
+        "Full scan warm ms",
+        "Autocommit INSERT ms",
+        "DROP + VACUUM ms",
+        "At rest after VACUUM MiB",
+    ]);
+    for b in &s.backends {
+        let sum = b.summary.clone().unwrap_or_default();
+        let name = match &b.error {
+            Some(_) => format!("{} (failed)", b.meta.name),
+            None if b.meta.name == c.baseline => format!("{} (baseline)", b.meta.name),
+            None => b.meta.name.clone(),
+        };
+        // Only where the reopen loads the whole file (ours in Memory buffer mode); the
+        // per-run rate is not in the summary, its median is taken here.
+        let gb_per_s = b
+            .meta
+            .name
+            .starts_with("ours-memory-")
+            .then(|| Stat::over(&b.runs, ScaleRun::load_gb_per_s))
+            .flatten();
+        t.row([
+            name,
+            stat_cell(sum.build_ms),
+            stat_cell_with(sum.bytes_written, mib),
+            stat_cell_with(sum.logical_bytes, mib),
+            stat_cell_with(sum.space_ratio, |v| fmt_fixed(v, 3)),
+            stat_cell(sum.checkpoint_ms),
+            stat_cell(sum.reopen_ms),
+            stat_cell(sum.first_read_ms),
+            stat_cell_with(gb_per_s, |v| fmt_fixed(v, 2)),
+            stat_cell(sum.scan_cold_ms),
+            stat_cell(sum.scan_warm_ms),
+            stat_cell(sum.autocommit_ms),
+            stat_cell(sum.vacuum_ms),
+            stat_cell_with(sum.stored_after_vacuum, mib),
+        ]);
+    }
+    t.render(out, 1);
+    for b in &s.backends {
+        if let Some(e) = &b.error {
+            let _ = writeln!(
+                out,
+                "- **{} failed**: {e} ({} measured round(s) before the failure are kept)",
+                b.meta.name,
+                b.runs.len()
+            );
+        }
+    }
+    if s.backends.iter().any(|b| b.error.is_some()) {
+        out.push('\n');
+    }
+
+    let ratioed: Vec<&str> = s
+        .backends
+        .iter()
+        .map(|b| b.meta.name.as_str())
+        .filter(|n| s.ratios.iter().any(|r| r.backend == *n))
+        .collect();
+    if !ratioed.is_empty() {
+        let _ = writeln!(
+            out,
+            "Paired per round to `{}`, median [95 % interval]:\n",
+            c.baseline
+        );
+        let mut header = vec!["Backend".to_owned()];
+        header.extend(ScaleMeasure::ALL.iter().map(|m| m.label().to_owned()));
+        let mut t = Table::new(header);
+        for name in ratioed {
+            let mut row = vec![name.to_owned()];
+            row.extend(ScaleMeasure::ALL.iter().map(|&m| {
+                ratio_cell(
+                    s.ratios
+                        .iter()
+                        .find(|r| r.backend == name && r.measure == m)
+                        .map(|r| &r.ratio),
+                )
+            }));
+            t.row(row);
+        }
+        t.render(out, 1);
+    }
+
+    if !s.goals.is_empty() {
+        let _ = writeln!(out, "Goals (also in the goal table above):\n");
+        let mut t = Table::new(["Goal", "Ratio [95 %]", "Verdict"]);
+        for g in &s.goals {
+            t.row([
+                g.statement.clone(),
+                ratio_cell(g.ratio.as_ref()),
+                goal_verdict_cell(g),
+            ]);
+        }
+        t.render(out, 1);
+    }
+}
+
 fn verifications(out: &mut String, e: &Entry) {
     let _ = writeln!(out, "### Verifications\n");
     let v = &e.doc.verifications;
@@ -1410,6 +1580,137 @@ mod tests {
             floor_note(&g(Verdict::NotMet, Some(floor(1.22)))).unwrap(),
             "ours-disk-strict 1,020 flushes × 614 µs = 626.28 ms on sqlite-memvfs's 2,856.63 ms \
              → 1.22×"
+        );
+    }
+
+    /// A summarized scale section over three backends (one failed in its second round): the
+    /// config line, the medians with their ranges, the sizes in MiB, Memory mode's load rate,
+    /// the paired ratios, the goals (in the section and in the goal table) and the failure.
+    #[test]
+    fn scale_section_renders_medians_ratios_and_goals() {
+        use bench_results::scale::{ScaleBackend, ScaleConfig};
+        use bench_results::sql::{BackendMeta, Round};
+        use bench_results::{Bootstrap, RunConfig, Suite};
+        // `percent`: the run's figures in percent of the baseline's first.
+        let run = |round: u32, percent: u32| {
+            let k = f64::from(percent) / 100.0;
+            ScaleRun {
+                round,
+                build_ms: 100.0 * k,
+                checkpoint_ms: None,
+                bytes_written: Some(200_000 * u64::from(percent)),
+                logical_bytes: 20 << 20,
+                stored_bytes: Some(21 << 20),
+                reopen_ms: 2.0 * k,
+                first_read_ms: 0.5,
+                scan_cold_ms: 8.0,
+                scan_warm_ms: 4.0 * k,
+                autocommit_ms: 0.6,
+                vacuum_ms: 12.0,
+                logical_after_vacuum: 8192,
+                stored_after_vacuum: Some(16384),
+            }
+        };
+        let backend = |name: &str, percent: u32, rounds: u32| ScaleBackend {
+            meta: BackendMeta {
+                name: name.to_owned(),
+                ..BackendMeta::default()
+            },
+            runs: (0..rounds)
+                .map(|i| ScaleRun {
+                    checkpoint_ms: name.starts_with("ours-").then_some(3.0),
+                    ..run(i, percent + i)
+                })
+                .collect(),
+            ..ScaleBackend::default()
+        };
+        let mut failed = backend("ours-disk-strict", 150, 1);
+        failed.error = Some("round 2: disk full".to_owned());
+        let mut scale = ScaleSection {
+            config: ScaleConfig {
+                rows: 20_000,
+                row_bytes: 1000,
+                batch_rows: 10_000,
+                autocommits: 20,
+                runs: 2,
+                warmup: 0,
+                order_seed: Some(7),
+                baseline: "sqlite-unix-file".to_owned(),
+            },
+            rounds: (0..2)
+                .map(|i| Round {
+                    index: i,
+                    warmup: false,
+                    order: Vec::new(),
+                })
+                .collect(),
+            backends: vec![
+                backend("sqlite-unix-file", 100, 2),
+                failed,
+                backend("ours-memory-strict", 200, 2),
+            ],
+            ..ScaleSection::default()
+        };
+        scale.summarize(&Bootstrap::default());
+        let config = RunConfig {
+            preset: "native".to_owned(),
+            suites: vec![Suite::Scale],
+            backends: Vec::new(),
+            runs: 2,
+            warmup: 0,
+            fs_runs: None,
+            peer_runs: None,
+            seed: 1,
+            sql_scale: 1,
+            files: 0,
+            file_size_bytes: 0,
+            raw_small_calls: 0,
+            raw_cycle_calls: 0,
+            order_seed: Some(7),
+            handoffs: None,
+            scale_rows: Some(20_000),
+            scale_runs: Some(2),
+            commit: None,
+        };
+        let mut doc = Document::new(
+            "2026-12-04T00:00:00Z".to_owned(),
+            config,
+            Default::default(),
+        );
+        doc.scale = Some(scale);
+        let entry = Entry {
+            browser: "native".to_owned(),
+            file: PathBuf::from("2026-12-04-native.json"),
+            doc,
+        };
+        let md = markdown("2026-12-04", &[entry]);
+        for needle in [
+            "### Scale and space",
+            "20,000 rows × 1,000 B (19.1 MiB) built in transactions of 10,000 rows · 2 measured \
+             round(s) after 0 warm-up · baseline `sqlite-unix-file` · order seed 7.",
+            "scale 20,000 rows × 2 round(s)",
+            // Build, written, logical, at rest ÷ logical, checkpoint, reopen, first read, load.
+            "| sqlite-unix-file (baseline) | 100.50 (100.00–101.00) | 19.17 (19.07–19.26) | \
+             20.00 | 1.050 | – | 2.01 (2.00–2.02) | 0.50 (0.50–0.50) | – |",
+            "| ours-disk-strict (failed) | 150.00 | 28.61 | 20.00 | 1.050 | 3.00 | 3.00 | 0.50 | – |",
+            // 20 MiB ÷ (4.00 ms + 0.5 ms) = 4.66 GB/s; 20 MiB ÷ (4.02 + 0.5) = 4.64.
+            "| 3.00 (3.00–3.00) | 4.01 (4.00–4.02) | 0.50 (0.50–0.50) | 4.65 (4.64–4.66) | \
+             8.00 (8.00–8.00) | 8.02 (8.00–8.04) |",
+            "- **ours-disk-strict failed**: round 2: disk full (1 measured round(s) before the \
+             failure are kept)",
+            "| Backend | build | bytes written to build | reopen + first read | full scan, warm \
+             | autocommit INSERT at size |",
+            "| ours-memory-strict | 2.00× (n=2, no interval) |",
+            "| ours-memory-strict bytes at rest ÷ logical bytes ≤ 1.10 | 1.05× (n=2, no interval) \
+             | undecided |",
+            "| Native | ours-disk-strict full scan, warm ÷ sqlite-unix-file ≤ 1.20 | 1.50× (n=1, \
+             no interval) | – | undecided |",
+        ] {
+            assert!(md.contains(needle), "no {needle:?} in\n{md}");
+        }
+        assert!(
+            md.contains("No SQL results."),
+            "the headline copes without SQL"
         );
     }
 }
