@@ -301,6 +301,27 @@ fn every_consumer_reads_what_the_producers_write() {
     let peer = &h.summary.as_ref().unwrap().peers[0];
     assert_eq!(peer.backend, "wasqlite-opfs-coopsync");
     assert_eq!(peer.workloads[0].ratio_to_floor.unwrap().n, RUNS as usize);
+    // The scale section as run_scale produced it, summarized by the document.
+    let s = back.scale.as_ref().unwrap();
+    assert_eq!(s, doc.scale.as_ref().unwrap());
+    assert!(s.summarized);
+    assert_eq!((s.config.rows, s.config.runs), (SCALE_ROWS, SCALE_RUNS));
+    assert_eq!(s.rounds.len(), SCALE_RUNS as usize);
+    for b in &s.backends {
+        assert_eq!(b.runs.len(), SCALE_RUNS as usize, "{}", b.meta.name);
+        assert!(b.summary.as_ref().unwrap().logical_bytes.is_some());
+    }
+    let paired = s
+        .ratios
+        .iter()
+        .filter(|r| r.backend == "ours-disk-strict")
+        .count();
+    assert_eq!(
+        paired, 5,
+        "every measure, bytes written included: {:?}",
+        s.ratios
+    );
+    assert!(s.goals.iter().any(|g| g.goal == "scale-space"));
 
     // The runner's validation: nothing wrong.
     let v = validate(&json, &Suite::ALL);
@@ -329,6 +350,13 @@ fn every_consumer_reads_what_the_producers_write() {
         "- Peer wasqlite-opfs-coopsync (@journeyapps/wa-sqlite 2.0.6): ran in the same rounds",
         "two-writers hand-off ÷ closing and reopening two access handles ≤ 2.00",
         "order seed 5",
+        "### Scale and space",
+        "500 rows × 1,000 B (488.3 KiB) built in transactions of 10,000 rows · 2 measured round(s)",
+        "| sqlite-unix-file (baseline) |",
+        "Paired per round to `sqlite-unix-file`, median [95 % interval]:",
+        "| ours-disk-strict | ",
+        "ours-disk-strict bytes at rest ÷ logical bytes ≤ 1.10",
+        "scale 500 rows × 2 round(s)",
     ] {
         assert!(md.contains(needle), "no {needle:?} in\n{md}");
     }
@@ -350,10 +378,19 @@ fn a_corrupted_document_is_caught() {
     };
     // A sample that belongs to no recorded round.
     sql.backends[0].runs[0].round = Some(99);
+    // A scale run of an empty database, one with a negative time, a scale backend a round
+    // short.
+    let s = doc.scale.as_mut().unwrap();
+    s.backends[0].runs[0].logical_bytes = 0;
+    s.backends[0].runs[1].reopen_ms = -1.0;
+    s.backends[1].runs.pop();
     let v = validate(&doc.to_json().unwrap(), &Suite::ALL);
     let text = v.problems.join("\n");
     assert!(text.contains("the rule gives"), "{text}");
     assert!(text.contains("does not list it"), "{text}");
+    assert!(text.contains("run 1: no logical bytes"), "{text}");
+    assert!(text.contains("run 2: reopen has time -1"), "{text}");
+    assert!(text.contains("0 + 1 runs, expected 0 + 2"), "{text}");
 }
 
 /// Ours and the reference as they are; a persistent SQLite backend under a peer's name, capped
