@@ -5,7 +5,9 @@
 //!    the result must validate against the schema (`bench_runner::doc::validate`: version,
 //!    every verification passed, samples from every suite, rounds consistent, summaries,
 //!    intervals, goal verdicts following the rule) and the page must log no console errors;
-//!    then the Markdown report is rendered from the JSON. A screenshot of each browser's
+//!    then the Markdown report is rendered from the JSON. The scale suite's section is checked
+//!    beyond that: its three backends ran every round, their bytes at rest were read, at least
+//!    the logical bytes, and came back after DROP + VACUUM ([`check_scale`]). A screenshot of each browser's
 //!    results view goes to `target/e2e/<browser>-results.png`, with the result JSON
 //!    (`target/e2e/<date>-<browser>.json`) and the report (`target/e2e/report.md`).
 //! 2. [`peer_hook_with_a_fake_peer_module`]: the same page served from a copy of the build
@@ -50,6 +52,12 @@ use tempfile::TempDir;
 
 /// Rounds of the quick preset (web's `Preset::Quick`).
 const QUICK_ROUNDS: usize = 6;
+
+/// Measured rounds of the scale suite in the quick preset (web's `Preset::Quick`, no warm-up).
+const QUICK_SCALE_ROUNDS: usize = 2;
+
+/// The scale suite's backends in the page: the baseline and ours in Strict at both modes.
+const SCALE_BACKENDS: [&str; 3] = ["sahpool", "ours-disk-strict", "ours-memory-strict"];
 
 /// What both tests need.
 struct Setup {
@@ -225,6 +233,83 @@ fn check_peers(sql: &bench_results::sql::SqlSection, peers: &[&str], rounds: usi
                 }
             }
         }
+    }
+    problems
+}
+
+/// What the quick run's scale section must hold beyond validation: each of
+/// [`SCALE_BACKENDS`] ran every round without error; its bytes at rest were read, are at
+/// least the logical bytes, and fell below half after DROP + VACUUM; ours timed a checkpoint.
+/// Prints each backend's medians and the goal verdicts. Returns the problems.
+fn check_scale(doc: &Document) -> Vec<String> {
+    let Some(s) = doc.scale.as_ref() else {
+        return vec!["no scale section".to_owned()];
+    };
+    let mut problems = Vec::new();
+    if s.config.baseline != "sahpool" || s.rounds.len() != QUICK_SCALE_ROUNDS {
+        problems.push(format!(
+            "scale: baseline {:?}, {} rounds (expected sahpool, {QUICK_SCALE_ROUNDS})",
+            s.config.baseline,
+            s.rounds.len()
+        ));
+    }
+    for name in SCALE_BACKENDS {
+        let Some(b) = s.backend(name) else {
+            problems.push(format!("scale: backend {name} missing"));
+            continue;
+        };
+        if b.error.is_some() || b.runs.len() != QUICK_SCALE_ROUNDS {
+            problems.push(format!(
+                "scale: {name}: {} of {QUICK_SCALE_ROUNDS} rounds, error {:?}",
+                b.runs.len(),
+                b.error
+            ));
+        }
+        let ours = name.starts_with("ours-");
+        for r in &b.runs {
+            let at_rest = r.stored_bytes.zip(r.stored_after_vacuum);
+            let ok = at_rest.is_some_and(|(built, vacuumed)| {
+                built >= r.logical_bytes && r.logical_bytes > 0 && vacuumed < built / 2
+            });
+            if !ok || r.checkpoint_ms.is_some() != ours {
+                problems.push(format!("scale: {name} round {}: {r:?}", r.round + 1));
+            }
+        }
+        if let Some(m) = &b.summary {
+            let med = |s: &Option<bench_results::Stat>| s.as_ref().map_or(f64::NAN, |s| s.median);
+            let mib = |s: &Option<bench_results::Stat>| med(s) / f64::from(1 << 20);
+            eprintln!(
+                "e2e scale: {name:<18} build {:.1} ms, written {:.2} MiB, logical {:.2} MiB, \
+                 at rest {:.2} MiB (×{:.3}), checkpoint {:.1} ms, reopen {:.1} ms, first read \
+                 {:.2} ms, scan {:.2}/{:.2} ms, autocommit {:.2} ms, DROP+VACUUM {:.1} ms, \
+                 after {:.3} MiB",
+                med(&m.build_ms),
+                mib(&m.bytes_written),
+                mib(&m.logical_bytes),
+                mib(&m.stored_bytes),
+                med(&m.space_ratio),
+                med(&m.checkpoint_ms),
+                med(&m.reopen_ms),
+                med(&m.first_read_ms),
+                med(&m.scan_cold_ms),
+                med(&m.scan_warm_ms),
+                med(&m.autocommit_ms),
+                med(&m.vacuum_ms),
+                mib(&m.stored_after_vacuum),
+            );
+        }
+    }
+    for r in &s.ratios {
+        eprintln!(
+            "e2e scale: {} ÷ {} {:?}: median {:.2}",
+            r.backend, s.config.baseline, r.measure, r.ratio.median
+        );
+    }
+    for g in &s.goals {
+        eprintln!("e2e scale: goal {}: {:?}", g.statement, g.verdict);
+    }
+    if !s.goals.iter().any(|g| g.goal == "scale-space") {
+        problems.push("scale: no scale-space goal checked".to_owned());
     }
     problems
 }
@@ -436,6 +521,11 @@ fn quick_preset_in_chromium_and_firefox() {
         {
             failures.push(format!("{browser}: fs rounds or floors missing"));
         }
+        failures.extend(
+            check_scale(&doc)
+                .into_iter()
+                .map(|p| format!("{browser}: {p}")),
+        );
         let shot = outcome.screenshot.as_ref().expect("screenshot path");
         let size = std::fs::metadata(shot).map_or(0, |m| m.len());
         if size < 1000 {
