@@ -21,7 +21,7 @@ use bench_results::raw::RawSuite;
 use bench_results::scale::{ScaleMeasure, ScaleRun, ScaleSection};
 use bench_results::sql::{PhysicalCounters, SqlBackendResult, SqlSection};
 use bench_results::summary::BackendSummary;
-use bench_results::{Document, RatioStat, Stat};
+use bench_results::{Document, RatioStat, Stat, Suite};
 
 use crate::util::{fmt_bytes, fmt_fixed, fmt_ms, thousands};
 use crate::{Context as _, Error, Result};
@@ -444,7 +444,7 @@ fn config_line(e: &Entry) -> String {
             }
         ),
     ];
-    if let Some(rows) = c.scale_rows {
+    if let Some(rows) = c.scale_rows.filter(|_| c.runs_suite(Suite::Scale)) {
         parts.push(format!(
             "scale {} rows × {} round(s)",
             thousands(rows),
