@@ -280,3 +280,32 @@ fn committed_reports_regenerate_from_their_json() {
         }
     }
 }
+
+/// The first committed scale run with intervals (`results/2026-12-04-scale-1gib-6/`) loads, and
+/// summarizing it again from its samples gives what it recorded: the space and scan goals met
+/// in both browsers (1 GiB, 6 rounds), no bytes-written check (the browser baseline does not
+/// count its writes).
+#[test]
+fn the_1_gib_scale_run_loads_and_resummarizes_to_its_verdicts() {
+    for browser in ["chromium", "firefox"] {
+        let path = results().join(format!("2026-12-04-scale-1gib-6/2026-12-04-{browser}.json"));
+        let doc = load_file(&path);
+        let scale = doc.scale.as_ref().expect("a scale section");
+        assert_eq!(scale.config.rows, 1_000_000);
+        assert_eq!(scale.config.baseline, "sahpool");
+        let mut again = scale.clone();
+        again.summarize(&bench_results::Bootstrap::default());
+        assert_eq!(&again, scale, "{browser}: summaries differ when recomputed");
+        let verdicts: Vec<(&str, &str, Verdict)> = scale
+            .goals
+            .iter()
+            .map(|g| (g.goal.as_str(), g.backend.as_str(), g.verdict))
+            .collect();
+        assert_eq!(verdicts.len(), 5, "{browser}: {verdicts:?}");
+        assert!(
+            verdicts.iter().all(|v| v.2 == Verdict::Met),
+            "{browser}: {verdicts:?}"
+        );
+        assert!(verdicts.iter().all(|v| v.0 != "scale-bytes-written"));
+    }
+}
