@@ -11,7 +11,7 @@
 //! section must match the run's `scale_rows` and scale rounds, and every backend that did not
 //! fail must have run in each of its rounds with finite times and a non-empty database.
 
-use bench_results::goals::verdict;
+use bench_results::goals::{verdict, GoalCheck};
 use bench_results::sql::SqlSection;
 use bench_results::{Document, Suite, SCHEMA_VERSION};
 use serde_json::Value;
@@ -250,15 +250,7 @@ fn check_sql(
             }
         }
     }
-    for g in &sql.goals {
-        let expected = verdict(g.ratio.as_ref(), g.bound, g.threshold);
-        if g.verdict != expected {
-            p.push(format!(
-                "goal {}: verdict {:?}, the rule gives {expected:?}",
-                g.statement, g.verdict
-            ));
-        }
-    }
+    check_verdicts(&sql.goals, p);
 }
 
 fn check_lifecycle(doc: &Document, p: &mut Vec<String>) {
@@ -374,15 +366,7 @@ fn check_handoff(doc: &Document, p: &mut Vec<String>) {
     if h.summary.is_none() {
         p.push("handoff: no summary".into());
     }
-    for g in &h.goals {
-        let expected = verdict(g.ratio.as_ref(), g.bound, g.threshold);
-        if g.verdict != expected {
-            p.push(format!(
-                "goal {}: verdict {:?}, the rule gives {expected:?}",
-                g.statement, g.verdict
-            ));
-        }
-    }
+    check_verdicts(&h.goals, p);
 }
 
 /// The scale section (module docs). A backend's error is a problem line like a failed
@@ -486,7 +470,13 @@ fn check_scale(doc: &Document, p: &mut Vec<String>, warnings: &mut Vec<String>) 
             }
         }
     }
-    for g in &s.goals {
+    check_verdicts(&s.goals, p);
+}
+
+/// Every goal check's verdict is the one the rule gives for its own interval
+/// ([`bench_results::goals::verdict`]); one problem line per check that says otherwise.
+fn check_verdicts(goals: &[GoalCheck], p: &mut Vec<String>) {
+    for g in goals {
         let expected = verdict(g.ratio.as_ref(), g.bound, g.threshold);
         if g.verdict != expected {
             p.push(format!(
@@ -496,7 +486,6 @@ fn check_scale(doc: &Document, p: &mut Vec<String>, warnings: &mut Vec<String>) 
         }
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
