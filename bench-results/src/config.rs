@@ -52,7 +52,9 @@ impl Suite {
 }
 
 /// What ran: a preset with its overrides applied (the page), or a native runner's options.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// `Default` (an empty preset name, no suite, zero counts) is for tests that fill in what they
+/// need; producers start from a preset or from their options.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunConfig {
     /// The preset the values started from (`full`, `phone`, `quick`; `native` for the native
     /// runners).

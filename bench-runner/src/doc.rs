@@ -543,22 +543,14 @@ mod tests {
         let config = RunConfig {
             preset: "test".to_owned(),
             suites: vec![Suite::Scale],
-            backends: Vec::new(),
             runs: 5,
             warmup: 1,
-            fs_runs: None,
-            peer_runs: None,
             seed: 1,
             sql_scale: 1,
-            files: 0,
-            file_size_bytes: 0,
-            raw_small_calls: 0,
-            raw_cycle_calls: 0,
             order_seed: Some(3),
-            handoffs: None,
             scale_rows: Some(2000),
             scale_runs: Some(2),
-            commit: None,
+            ..RunConfig::default()
         };
         let mut doc = Document::new(
             "2026-12-04T00:00:00Z".to_owned(),

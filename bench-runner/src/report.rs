@@ -1655,22 +1655,13 @@ mod tests {
         let config = RunConfig {
             preset: "native".to_owned(),
             suites: vec![Suite::Scale],
-            backends: Vec::new(),
             runs: 2,
-            warmup: 0,
-            fs_runs: None,
-            peer_runs: None,
             seed: 1,
             sql_scale: 1,
-            files: 0,
-            file_size_bytes: 0,
-            raw_small_calls: 0,
-            raw_cycle_calls: 0,
             order_seed: Some(7),
-            handoffs: None,
             scale_rows: Some(20_000),
             scale_runs: Some(2),
-            commit: None,
+            ..RunConfig::default()
         };
         let mut doc = Document::new(
             "2026-12-04T00:00:00Z".to_owned(),

@@ -370,20 +370,9 @@ mod native {
                 suites: SUITES.to_vec(),
                 backends: backends.iter().map(|b| (*b).to_owned()).collect(),
                 runs: 1,
-                warmup: 0,
-                fs_runs: None,
-                peer_runs: None,
                 seed: 1,
                 sql_scale: 1,
-                files: 0,
-                file_size_bytes: 0,
-                raw_small_calls: 0,
-                raw_cycle_calls: 0,
-                order_seed: None,
-                handoffs: None,
-                scale_rows: None,
-                scale_runs: None,
-                commit: None,
+                ..RunConfig::default()
             }
         }
 
