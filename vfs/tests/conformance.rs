@@ -974,6 +974,47 @@ fn large_log_writes_are_not_padded<B: Backend>(cx: &mut Ctx<B>) {
     v.close().unwrap();
 }
 
+/// Frames an open transaction spilled promise nothing until its commit: they do not start the
+/// deferred levels' flush clock (only a write carrying a commit does), so a long transaction
+/// is flushed within the delay after its commit, not at a time set by its first spill.
+fn spills_do_not_start_the_flush_clock<B: Backend>(cx: &mut Ctx<B>) {
+    // Memory mode spills at 16 × the write buffer: 256 KiB here.
+    cx.opts.write_buffer_bytes = 16 << 10;
+    let delay = cx.opts.max_flush_delay;
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    let f = v.create("f").unwrap();
+    v.flush().unwrap();
+    let before = v.counters();
+    let d = pattern(320 << 10, 91);
+    for (k, chunk) in d.chunks(8 << 10).enumerate() {
+        v.write(f, (k as u64) << 13, chunk).unwrap();
+    }
+    m.insert("f".into(), d);
+    let since = v.counters().since(&before);
+    let spilled = since.file(PhysicalFileId::Log);
+    assert!(spilled.writes >= 1, "the transaction spilled: {spilled:?}");
+    assert_eq!(spilled.flushes, 0, "{spilled:?}");
+    assert_eq!(v.next_deadline(), None, "spilled frames start no clock");
+    // The clock may not start before the commit (a coarse clock could tie without the pause).
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let t0 = web_time::Instant::now();
+    v.commit().unwrap();
+    match cx.durability() {
+        Durability::Strict => assert_eq!(v.next_deadline(), None, "flushed at commit"),
+        _ => {
+            let at = v.next_deadline().expect("the commit's deadline");
+            assert!(at >= t0 + delay, "the delay counts from the commit");
+        }
+    }
+    v.sync().unwrap();
+    assert_eq!(v.next_deadline(), None);
+    cx.assert_durable(&v, &m);
+    let mut v = cx.remount(v);
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
 /// Physical calls per operation (the volume counts them whatever the backend).
 fn physical_call_accounting<B: Backend>(cx: &mut Ctx<B>) {
     let mut v = cx.mount();
@@ -1150,6 +1191,10 @@ macro_rules! suite {
             #[test]
             fn large_log_writes_are_not_padded() {
                 for_all_configs::<$backend>(super::large_log_writes_are_not_padded);
+            }
+            #[test]
+            fn spills_do_not_start_the_flush_clock() {
+                for_all_configs::<$backend>(super::spills_do_not_start_the_flush_clock);
             }
             #[test]
             fn physical_call_accounting() {

@@ -36,8 +36,15 @@ pub(crate) struct LogWriter {
     pub(crate) written_chain: u64,
     /// When the oldest commit not yet written was made (Balanced).
     pub(crate) oldest_unwritten: Option<Instant>,
-    /// When the oldest commit not yet flushed was made (Relaxed, Balanced, WriteOnly).
+    /// When the oldest commit not yet flushed was written (Relaxed, Balanced, WriteOnly): the
+    /// flush clock. Only a write that carries a Commit frame starts it: frames spilled by an
+    /// open transaction promise nothing until their commit, so flushing them on their own
+    /// schedule would only move the flush (measured, 2026-12-04: Disk mode's spills started
+    /// the clock earlier than Memory mode's commit of the same pages, and the deferred flushes
+    /// of the two modes landed in different SQL cases).
     pub(crate) oldest_unflushed: Option<Instant>,
+    /// The unwritten buffer holds a Commit frame.
+    buf_commits: bool,
     /// The last buffer written (at most `RECENT_MAX` bytes) and its log offset.
     recent: Vec<u8>,
     recent_at: u64,
@@ -50,6 +57,7 @@ pub(crate) struct Mark {
     chain: u64,
     next_seq: u64,
     oldest_unwritten: Option<Instant>,
+    buf_commits: bool,
 }
 
 impl LogWriter {
@@ -65,6 +73,7 @@ impl LogWriter {
             written_chain: salt,
             oldest_unwritten: None,
             oldest_unflushed: None,
+            buf_commits: false,
             recent: Vec::new(),
             recent_at: 0,
         }
@@ -82,6 +91,7 @@ impl LogWriter {
 
     /// Appends one frame.
     pub(crate) fn frame(&mut self, kind: FrameKind, file: u64, arg: u64, payload: &[u8]) {
+        self.buf_commits |= kind == FrameKind::Commit;
         self.chain = encode_frame(
             &mut self.buf,
             self.salt,
@@ -100,6 +110,7 @@ impl LogWriter {
             chain: self.chain,
             next_seq: self.next_seq,
             oldest_unwritten: self.oldest_unwritten,
+            buf_commits: self.buf_commits,
         }
     }
 
@@ -109,6 +120,7 @@ impl LogWriter {
         self.chain = m.chain;
         self.next_seq = m.next_seq;
         self.oldest_unwritten = m.oldest_unwritten;
+        self.buf_commits = m.buf_commits;
     }
 
     /// The buffer was written at `written`: advance, and keep it for reads if small.
@@ -123,7 +135,7 @@ impl LogWriter {
             self.recent = Vec::new();
         }
         self.oldest_unwritten = None;
-        if self.flushed < self.written {
+        if std::mem::take(&mut self.buf_commits) && self.flushed < self.written {
             self.oldest_unflushed.get_or_insert(now);
         }
     }
@@ -164,5 +176,6 @@ impl LogWriter {
         self.recent_at = 0;
         self.oldest_unwritten = None;
         self.oldest_unflushed = None;
+        self.buf_commits = false;
     }
 }
