@@ -27,29 +27,33 @@
 //! compares with our strictest level (a commit flushed before it returns), the least
 //! favourable of ours: any peer that loses to it loses to every level of ours.
 //!
-//! ## The strict floor
+//! ## The flush floor
 //!
-//! A `total-strict` check also carries, where the document holds the raw OPFS workloads of the
-//! same run, the **physical floor** of its ratio ([`StrictFloor`]): the strict backend made F
-//! flushes during the 16 cases (F = the sum over the cases of its median `flushes` counter per
-//! case), each durable commit costs at least one write + flush, and the raw workload
-//! `append+flush` measured that pair in this run (c = the median across raw runs of its mean
-//! µs per call). With R the reference's median 16-case total:
+//! Every check of ours against its memory reference (`total-balanced`, `total-strict`,
+//! `tests-2-16`, `batch`) also carries, where the document holds the raw OPFS workloads of the
+//! same run, the **physical floor** of its ratio ([`FlushFloor`]): the backend made F flushes
+//! in the span the ratio times (the 16 cases, cases 2–16, or the batch: the sum over those
+//! cases of its median `flushes` counter per case, or the batch's median), each durable commit
+//! costs at least one write + flush, and the raw workloads measured that pair in this run (c =
+//! the cheaper of `append+flush` and `overwrite+flush`, each the median across raw runs of its
+//! mean µs per call). With R the reference's median of the same quantity:
 //!
 //! ```text
 //! floor_ms = F × c / 1000        floor ratio = (R + floor_ms) ÷ R
 //! ```
 //!
 //! It is the ratio the backend would have if everything but its flushes cost exactly what the
-//! memory reference's work costs, and each flush only what a 4 KiB append + flush costs the
+//! memory reference's work costs, and each flush only what a 4 KiB write + flush costs the
 //! raw workload. It is a lower bound at this run's flush cost, not a result: it does not change
 //! the verdict (still decided by the interval alone), it is a ratio of medians with no interval
-//! of its own, F is what *our* strict design flushes (≈ one per commit: case 1's 1,000
-//! autocommits dominate it), and a flush in the SQL run can cost more or less than the raw
-//! one (it may carry more dirty bytes; the raw workload runs at another moment of the run).
-//! When the floor is above the threshold ([`GoalCheck::floor_out_of_reach`]) the goal cannot be
-//! met at the flush cost this run measured, whatever the engine does besides flushing. A
-//! document without the raw suite has no floor.
+//! of its own, F is what *our* design flushes (≈ one per Strict commit: case 1's 1,000
+//! autocommits dominate the 16-case total; one for the batch's one commit; the deferred flushes
+//! of Relaxed and Balanced), and a flush in the SQL run can cost more or less than the raw one
+//! (it may carry more dirty bytes — the batch's carries ~0.5 MB; the raw workload runs at
+//! another moment of the run). When the floor is above the threshold
+//! ([`GoalCheck::floor_out_of_reach`]) the goal cannot be met at the flush cost this run
+//! measured, whatever the engine does besides flushing. A document without the raw suite has
+//! no floor.
 
 use serde::{Deserialize, Serialize};
 
@@ -203,7 +207,7 @@ pub const GOALS: [Goal; 8] = [
 /// with `Sharing::Exclusive`), for the `sharing-single-tab` goal.
 pub const EXCLUSIVE_SUFFIX: &str = "-exclusive";
 
-/// The goal whose checks carry a [`StrictFloor`].
+/// The goal of the strict levels' 16-case total (the report's headline floor notes).
 pub const TOTAL_STRICT: &str = "total-strict";
 
 /// The raw workloads that price one durable commit: a 4 KiB write followed by `flush()`, timed
@@ -214,11 +218,13 @@ pub const COMMIT_SERIES: &str = "append+flush";
 /// See [`COMMIT_SERIES`].
 pub const COMMIT_SERIES_OVERWRITE: &str = "overwrite+flush";
 
-/// The physical floor of a `total-strict` ratio, from the same run's raw workloads (module
-/// docs, "The strict floor"). A lower bound at this run's flush cost, not a result.
+/// The physical floor of a ratio of ours to its memory reference, from the same run's raw
+/// workloads (module docs, "The flush floor"). A lower bound at this run's flush cost, not a
+/// result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StrictFloor {
-    /// F: the sum over the cases of the backend's median `flushes` per case.
+pub struct FlushFloor {
+    /// F: the backend's flushes in the ratio's span (the sum over its cases of the median
+    /// `flushes` per case, or the batch's median).
     pub flushes: u64,
     /// The raw series that prices one flush ([`COMMIT_SERIES`]).
     pub series: String,
@@ -226,38 +232,49 @@ pub struct StrictFloor {
     pub call_us: f64,
     /// `flushes × call_us / 1000`.
     pub floor_ms: f64,
-    /// The memory reference's median 16-case total.
-    pub reference_total_ms: f64,
-    /// `(reference_total_ms + floor_ms) ÷ reference_total_ms`.
+    /// The memory reference's median of the same quantity (written `reference_total_ms`
+    /// before the floor covered more than the 16-case total).
+    #[serde(alias = "reference_total_ms")]
+    pub reference_ms: f64,
+    /// `(reference_ms + floor_ms) ÷ reference_ms`.
     pub ratio: f64,
 }
 
-impl StrictFloor {
-    /// The floor of backend `backend` of `sql` (summarized) at the cost `raw` measured;
-    /// `None` if the backend, its reference or a summary is missing, a case has no counters,
-    /// or the raw suite has no [`COMMIT_SERIES`].
-    pub fn of(sql: &SqlSection, raw: &RawSuite, backend: &str) -> Option<Self> {
+impl FlushFloor {
+    /// The floor of backend `backend` of `sql` (summarized) on `metric` (the 16-case total,
+    /// tests 2–16 or the batch) at the cost `raw` measured; `None` for another metric, or if
+    /// the backend, its reference or a summary is missing, a timed case (or the batch) has no
+    /// counters, or the raw suite has neither commit series.
+    pub fn of(sql: &SqlSection, raw: &RawSuite, backend: &str, metric: Metric) -> Option<Self> {
         let b = sql.backend(backend)?;
-        let cases = &b.summary.as_ref()?.cases_ms;
-        if cases.is_empty() {
-            return None;
-        }
-        // Every case must have been counted: a case without counters is unknown, not 0.
-        let flushes = cases
-            .iter()
-            .map(|c| c.counters.map(|k| k.flushes))
-            .sum::<Option<u64>>()?;
-        let reference_total_ms = sql
-            .reference_of(&b.meta)?
-            .summary
-            .as_ref()?
-            .total_ms?
-            .median;
+        let summary = b.summary.as_ref()?;
+        let reference = sql.reference_of(&b.meta)?.summary.as_ref()?;
+        // Every case timed must have been counted: a case without counters is unknown, not 0.
+        let cases = |first: u32| {
+            let cases: Vec<_> = summary
+                .cases_ms
+                .iter()
+                .filter(|c| c.number >= first)
+                .collect();
+            if cases.is_empty() {
+                return None;
+            }
+            cases
+                .iter()
+                .map(|c| c.counters.map(|k| k.flushes))
+                .sum::<Option<u64>>()
+        };
+        let (flushes, reference_ms) = match metric {
+            Metric::Total => (cases(1)?, reference.total_ms?.median),
+            Metric::Tests2To16 => (cases(2)?, reference.tests_2_to_16_ms?.median),
+            Metric::Batch => (summary.batch_counters?.flushes, reference.batch_ms?.median),
+            _ => return None,
+        };
         let (series, call_us) = [COMMIT_SERIES, COMMIT_SERIES_OVERWRITE]
             .into_iter()
             .filter_map(|name| raw.mean_us(name).map(|us| (name, us)))
             .min_by(|a, b| a.1.total_cmp(&b.1))?;
-        if !(reference_total_ms > 0.0 && call_us.is_finite() && call_us >= 0.0) {
+        if !(reference_ms > 0.0 && call_us.is_finite() && call_us >= 0.0) {
             return None;
         }
         // Counts stay far below 2^53: exact as f64.
@@ -267,20 +284,29 @@ impl StrictFloor {
             series: series.to_owned(),
             call_us,
             floor_ms,
-            reference_total_ms,
-            ratio: (reference_total_ms + floor_ms) / reference_total_ms,
+            reference_ms,
+            ratio: (reference_ms + floor_ms) / reference_ms,
         })
     }
 }
 
-/// Sets the floor of every `total-strict` check of `sql` that has none, from `raw` (the
-/// same document's raw suite). Checks that already carry one keep it (computed once).
-pub fn fill_strict_floors(sql: &mut SqlSection, raw: &RawSuite) {
-    let floors: Vec<Option<StrictFloor>> = sql
+/// Whether checks of goal `id` carry a [`FlushFloor`]: the goals of ours against the memory
+/// reference.
+pub fn has_floor(id: &str) -> bool {
+    GOALS
+        .iter()
+        .any(|g| g.id == id && matches!(g.subject, Subject::OursVsReference(_)))
+}
+
+/// Sets the floor of every check of `sql` that should have one ([`has_floor`]) and has none,
+/// from `raw` (the same document's raw suite). Checks that already carry one keep it
+/// (computed once).
+pub fn fill_floors(sql: &mut SqlSection, raw: &RawSuite) {
+    let floors: Vec<Option<FlushFloor>> = sql
         .goals
         .iter()
         .map(|g| match &g.floor {
-            None if g.goal == TOTAL_STRICT => StrictFloor::of(sql, raw, &g.backend),
+            None if has_floor(&g.goal) => FlushFloor::of(sql, raw, &g.backend, g.metric),
             f => f.clone(),
         })
         .collect();
@@ -313,11 +339,11 @@ pub struct GoalCheck {
     pub ratio: Option<RatioStat>,
     /// [`verdict`] of it.
     pub verdict: Verdict,
-    /// The physical floor of the ratio (`total-strict` only, where the document has the raw
-    /// suite; [`StrictFloor`]). Added within version 2: absent in older documents, filled
+    /// The physical floor of the ratio (goals of ours against the memory reference, where the
+    /// document has the raw suite; [`FlushFloor`]). Added within version 2: absent in older documents, filled
     /// when they are loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub floor: Option<StrictFloor>,
+    pub floor: Option<FlushFloor>,
 }
 
 impl GoalCheck {
@@ -368,7 +394,7 @@ fn check(
 /// Every goal that applies to the backends of `sql` that ran, in [`GOALS`] order. Ratios to
 /// the memory reference are taken from each backend's `ratios` (so [`SqlSection::summarize`]
 /// must have filled them); the others are paired here. No floors: they need the raw suite
-/// ([`fill_strict_floors`], run by [`crate::Document::summarize`]).
+/// ([`fill_floors`], run by [`crate::Document::summarize`]).
 pub fn check_sql(sql: &SqlSection, boot: &Bootstrap) -> Vec<GoalCheck> {
     let ran = |b: &&SqlBackendResult| !b.runs.is_empty();
     let mut out = Vec::new();
@@ -478,7 +504,7 @@ pub fn check_handoff(summary: &HandoffSummary) -> Vec<GoalCheck> {
 mod tests {
     use super::*;
     use crate::raw::{CallSeries, RawRun};
-    use crate::sql::{BackendMeta, CaseSample, PhysicalCounters, RunSample, SuiteRun};
+    use crate::sql::{BackendMeta, BatchRun, CaseSample, PhysicalCounters, RunSample, SuiteRun};
 
     fn r(lo: f64, hi: f64) -> RatioStat {
         RatioStat {
@@ -614,7 +640,7 @@ mod tests {
     fn the_strict_floor_from_a_hand_built_run() {
         let mut sql = section();
         let raw = raw();
-        fill_strict_floors(&mut sql, &raw);
+        fill_floors(&mut sql, &raw);
         let strict: Vec<&GoalCheck> = sql
             .goals
             .iter()
@@ -628,7 +654,7 @@ mod tests {
         let disk = strict[0].floor.as_ref().unwrap();
         assert_eq!(strict[0].backend, "ours-disk-strict");
         assert_eq!(
-            (disk.flushes, disk.call_us, disk.reference_total_ms),
+            (disk.flushes, disk.call_us, disk.reference_ms),
             (1003, 500.0, 2000.0)
         );
         assert_eq!(disk.series, "append+flush");
@@ -640,17 +666,31 @@ mod tests {
         let memory = strict[1].floor.as_ref().unwrap();
         assert_eq!(memory.flushes, 1001);
         assert!((memory.ratio - 1.25025).abs() < 1e-12, "{memory:?}");
-        // Only total-strict checks get one, and the verdict stays the interval's (three
-        // rounds: no interval, undecided).
+        // Only total-strict checks get one here (case 2 takes 0 ms: tests 2–16 have no
+        // reference time; no batch ran), and the verdict stays the interval's (three rounds: no
+        // interval, undecided).
         for g in &sql.goals {
             assert_eq!(g.floor.is_some(), g.goal == TOTAL_STRICT, "{}", g.statement);
             assert_eq!(g.verdict, verdict(g.ratio.as_ref(), g.bound, g.threshold));
         }
         assert_eq!(strict[0].verdict, Verdict::Undecided);
         // A backend without counters has none; nor has a raw suite without the series.
-        assert_eq!(StrictFloor::of(&sql, &raw, "ours-disk-balanced"), None);
         assert_eq!(
-            StrictFloor::of(&sql, &RawSuite::default(), "ours-disk-strict"),
+            FlushFloor::of(&sql, &raw, "ours-disk-balanced", Metric::Total),
+            None
+        );
+        assert_eq!(
+            FlushFloor::of(
+                &sql,
+                &RawSuite::default(),
+                "ours-disk-strict",
+                Metric::Total
+            ),
+            None
+        );
+        // Nor has a metric outside the spans of ours against the reference.
+        assert_eq!(
+            FlushFloor::of(&sql, &raw, "ours-disk-strict", Metric::Test1),
             None
         );
 
@@ -660,16 +700,99 @@ mod tests {
             r.series[0] = CallSeries::new(COMMIT_SERIES, 4096, 4096, vec![250.0]).unwrap();
         }
         let mut sql = section();
-        fill_strict_floors(&mut sql, &cheap);
+        fill_floors(&mut sql, &cheap);
         let g = sql.goals.iter().find(|g| g.goal == TOTAL_STRICT).unwrap();
         // (2000 + 1003 × 0.25) / 2000 = 1.125375.
         assert!((g.floor.as_ref().unwrap().ratio - 1.125375).abs() < 1e-12);
         assert!(!g.floor_out_of_reach());
         // Filling again keeps what is there.
         let before = g.floor.clone();
-        fill_strict_floors(&mut sql, &raw);
+        fill_floors(&mut sql, &raw);
         let again = sql.goals.iter().find(|g| g.goal == TOTAL_STRICT).unwrap();
         assert_eq!(again.floor, before);
+    }
+
+    /// The batch and tests 2–16 get floors of their own span: the batch's one flush against
+    /// the reference's batch, case 2's flushes against the reference's cases 2–16.
+    #[test]
+    fn the_batch_and_tests_2_to_16_floors_count_their_own_flushes() {
+        let with_batch = |mut b: SqlBackendResult, ms: f64, flushes: Option<u64>| {
+            for r in &mut b.runs {
+                let s = r.suite.as_mut().unwrap();
+                s.cases[1].ms = 100.0;
+                s.total_ms += 100.0;
+                r.batch = Some(BatchRun {
+                    ms,
+                    counters: flushes.map(|f| PhysicalCounters {
+                        flushes: f,
+                        ..PhysicalCounters::default()
+                    }),
+                    ..BatchRun::default()
+                });
+            }
+            b
+        };
+        let mut sql = SqlSection {
+            backends: vec![
+                with_batch(
+                    backend("sqlite-memvfs", false, &[2000.0; 3], &[]),
+                    4.0,
+                    None,
+                ),
+                with_batch(
+                    backend("ours-disk-strict", true, &[2600.0; 3], &[(1000, 16); 3]),
+                    4.5,
+                    Some(1),
+                ),
+                // Batch not counted: no batch floor; cases counted: the others.
+                with_batch(
+                    backend("ours-disk-balanced", true, &[2000.0; 3], &[(2, 1); 3]),
+                    4.0,
+                    None,
+                ),
+            ],
+            ..SqlSection::default()
+        };
+        sql.summarize(&Bootstrap::default());
+        fill_floors(&mut sql, &raw());
+        let floor = |goal: &str, backend: &str| {
+            let g = sql
+                .goals
+                .iter()
+                .find(|g| g.goal == goal && g.backend == backend)
+                .unwrap_or_else(|| panic!("{goal} {backend}"));
+            (g.floor.clone(), g.floor_out_of_reach())
+        };
+        // Batch: 1 flush × 500 µs on a 4 ms reference batch: 1.125 > 1.10.
+        let (b, out) = floor("batch", "ours-disk-strict");
+        let b = b.unwrap();
+        assert_eq!((b.flushes, b.reference_ms), (1, 4.0));
+        assert!((b.ratio - 1.125).abs() < 1e-12, "{b:?}");
+        assert!(out);
+        // Tests 2–16: case 2's 16 flushes × 500 µs = 8 ms on 100 ms: 1.08 > 1.02.
+        let (t, out) = floor("tests-2-16", "ours-disk-strict");
+        let t = t.unwrap();
+        assert_eq!((t.flushes, t.reference_ms), (16, 100.0));
+        assert!((t.ratio - 1.08).abs() < 1e-12, "{t:?}");
+        assert!(out);
+        // The 16-case total: 1,016 flushes on 2,100 ms.
+        let (s, _) = floor("total-strict", "ours-disk-strict");
+        assert_eq!(s.unwrap().flushes, 1016);
+        // Balanced: 3 flushes in the total, 1 in cases 2–16; its batch is not counted.
+        let (bt, out) = floor("total-balanced", "ours-disk-balanced");
+        assert_eq!(bt.unwrap().flushes, 3);
+        assert!(!out, "(2100 + 1.5) / 2100 < 1.05");
+        assert_eq!(
+            floor("tests-2-16", "ours-disk-balanced").0.unwrap().flushes,
+            1
+        );
+        assert_eq!(floor("batch", "ours-disk-balanced").0, None);
+        // No floor outside ours-versus-reference goals.
+        assert!(sql
+            .goals
+            .iter()
+            .filter(|g| !has_floor(&g.goal))
+            .all(|g| g.floor.is_none()));
     }
 
     /// `sharing-single-tab`: each `ours-X-exclusive` pairs with its `ours-X`, in that order;
@@ -715,22 +838,10 @@ mod tests {
         let config = RunConfig {
             preset: "test".to_owned(),
             suites: vec![Suite::Sql],
-            backends: Vec::new(),
             runs: 3,
-            warmup: 0,
-            fs_runs: None,
             seed: 1,
             sql_scale: 1,
-            files: 0,
-            file_size_bytes: 0,
-            raw_small_calls: 0,
-            raw_cycle_calls: 0,
-            handoffs: None,
-            scale_rows: None,
-            scale_runs: None,
-            order_seed: None,
-            peer_runs: None,
-            commit: None,
+            ..RunConfig::default()
         };
         let mut doc = crate::Document::new(String::new(), config, crate::Environment::default());
         doc.sql = Some(section());

@@ -18,7 +18,7 @@
 //! │    │              durability_settings, persistent, skipped?), error?, warmup_runs, runs,
 //! │    │              summary (medians, min–max, counters, ranks), ratios (paired, intervals)}]
 //! │    ├─ bootstrap (seed, resamples, confidence)
-//! │    └─ goals: [GoalCheck]  verdicts from the intervals, strict floors from raw (crate::goals)
+//! │    └─ goals: [GoalCheck]  verdicts from the intervals, flush floors from raw (crate::goals)
 //! ├─ fs?: LifecycleSuite      the filesystem lifecycle, rounds, summaries, ratios to the baseline,
 //! │                           raw floors
 //! ├─ raw?: RawSuite           every raw OPFS call, per-series summaries, derived figures
@@ -172,7 +172,7 @@ impl Document {
         if let Some(raw) = &mut self.raw {
             raw.summarize();
         }
-        self.fill_strict_floors();
+        self.fill_floors();
         if let Some(fs) = &mut self.fs {
             fs.summarize(self.raw.as_ref(), boot);
         }
@@ -184,13 +184,13 @@ impl Document {
         }
     }
 
-    /// Gives every `total-strict` goal check without a floor the floor of the same run's
-    /// raw suite ([`goals::StrictFloor`]); nothing without a SQL section or a raw suite. Run
+    /// Gives every goal check of ours against its memory reference that has no floor the
+    /// floor of the same run's raw suite ([`goals::FlushFloor`]); nothing without a SQL section or a raw suite. Run
     /// by [`Document::summarize`], and on load for documents summarized before the floor
     /// existed (it only reads summaries already there, so it needs no resummarizing).
-    pub fn fill_strict_floors(&mut self) {
+    pub fn fill_floors(&mut self) {
         if let (Some(sql), Some(raw)) = (&mut self.sql, &self.raw) {
-            goals::fill_strict_floors(sql, raw);
+            goals::fill_floors(sql, raw);
         }
     }
 
@@ -220,7 +220,7 @@ impl Document {
 
     /// Loads a document of any version this crate reads: older versions are converted
     /// ([`upgrade`]); missing summaries are computed (with the recorded bootstrap, else the
-    /// default one), and missing strict floors filled ([`Document::fill_strict_floors`]).
+    /// default one), and missing flush floors filled ([`Document::fill_floors`]).
     /// Refuses a newer version.
     pub fn from_json(text: &str) -> Result<Self, LoadError> {
         let value: serde_json::Value = serde_json::from_str(text).map_err(LoadError::Json)?;
@@ -260,7 +260,7 @@ impl Document {
                 .unwrap_or_default();
             doc.summarize(&boot);
         }
-        doc.fill_strict_floors();
+        doc.fill_floors();
         Ok(doc)
     }
 }

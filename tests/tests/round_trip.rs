@@ -212,11 +212,8 @@ fn document() -> Document {
     let config = RunConfig {
         preset: "test".to_owned(),
         suites: Suite::ALL.to_vec(),
-        backends: Vec::new(),
         runs: RUNS,
         warmup: 1,
-        fs_runs: None,
-        peer_runs: None,
         seed: bench_sql::sql::DEFAULT_SEED,
         sql_scale: 100,
         files: 20,
@@ -227,7 +224,7 @@ fn document() -> Document {
         handoffs: Some(4),
         scale_rows: Some(SCALE_ROWS),
         scale_runs: Some(SCALE_RUNS),
-        commit: None,
+        ..RunConfig::default()
     };
     let mut doc = Document::new("2026-12-01T00:00:00Z".to_owned(), config, environment);
     for b in &sql.backends {
@@ -271,18 +268,40 @@ fn every_consumer_reads_what_the_producers_write() {
     assert!(total.lo.unwrap() <= total.median && total.median <= total.hi.unwrap());
     assert!(sql.goals.iter().any(|g| g.goal == "total-strict"));
     assert!(sql.goals.iter().any(|g| g.goal == "total-balanced"));
-    // The strict floor, from the native backend's counters and the raw `append+flush`.
+    // The flush floors, from the native backends' counters and the raw write+flush pairs:
+    // every goal of ours against the reference has one (our native backends count every
+    // case and the batch), no other goal has.
     for g in &sql.goals {
         assert_eq!(
             g.floor.is_some(),
-            g.goal == "total-strict",
+            bench_results::goals::has_floor(&g.goal),
             "{}: {:?}",
             g.statement,
             g.floor
         );
     }
-    let floor = sql.goals.iter().find_map(|g| g.floor.as_ref()).unwrap();
+    let floor = sql
+        .goals
+        .iter()
+        .filter(|g| g.goal == "total-strict")
+        .find_map(|g| g.floor.as_ref())
+        .unwrap();
     assert!(floor.flushes > 0 && floor.ratio > 1.0, "{floor:?}");
+    // The Strict batch's floor: its one commit's flush on the reference's batch.
+    let batch = sql
+        .goals
+        .iter()
+        .find(|g| g.goal == "batch" && g.backend == "ours-memory-strict")
+        .and_then(|g| g.floor.as_ref())
+        .unwrap();
+    let reference_batch = sql
+        .backend("sqlite-memory")
+        .unwrap()
+        .summary
+        .as_ref()
+        .unwrap();
+    assert_eq!(batch.flushes, 1, "{batch:?}");
+    assert_eq!(batch.reference_ms, reference_batch.batch_ms.unwrap().median);
     let fs = back.fs.as_ref().unwrap();
     assert_eq!(fs.floors.len(), 4);
     assert!(fs.backends.iter().all(|b| b.summary.is_some()));
@@ -462,22 +481,13 @@ fn a_peer_capped_by_peer_runs_validates_and_pairs_by_round() {
     let config = RunConfig {
         preset: "test".to_owned(),
         suites: vec![Suite::Sql, Suite::Batch],
-        backends: Vec::new(),
         runs: RUNS,
         warmup: 1,
-        fs_runs: None,
         peer_runs: Some(PEER_RUNS),
         seed: bench_sql::sql::DEFAULT_SEED,
         sql_scale: 100,
-        files: 0,
-        file_size_bytes: 0,
-        raw_small_calls: 0,
-        raw_cycle_calls: 0,
         order_seed: Some(11),
-        handoffs: None,
-        scale_rows: None,
-        scale_runs: None,
-        commit: None,
+        ..RunConfig::default()
     };
     let mut doc = Document::new(
         "2026-12-01T00:00:00Z".to_owned(),
