@@ -278,11 +278,8 @@ async fn full_run() {
         bench_results::RunConfig {
             preset: "bench-fs full_run".to_owned(),
             suites: vec![bench_results::Suite::Fs, bench_results::Suite::Raw],
-            backends: Vec::new(),
             runs: config.runs,
             warmup: config.warmup,
-            fs_runs: None,
-            peer_runs: None,
             seed: bench_fs::config::DEFAULT_SEED,
             sql_scale: 1,
             files: config.lifecycle.as_ref().map_or(0, |l| l.files),
@@ -290,10 +287,7 @@ async fn full_run() {
             raw_small_calls: bench_fs::config::DEFAULT_SMALL_CALLS,
             raw_cycle_calls: bench_fs::config::DEFAULT_CYCLE_CALLS,
             order_seed: Some(config.order_seed),
-            handoffs: None,
-            scale_rows: None,
-            scale_runs: None,
-            commit: None,
+            ..bench_results::RunConfig::default()
         },
         bench_results::Environment::default(),
     );
