@@ -229,9 +229,12 @@ return JSON.stringify({
   console_errors: Array.isArray(b.consoleErrors) ? b.consoleErrors.length : 0,
 });";
 
-/// The result, serialized by the page (it owns the number formatting of its samples).
-const RESULT_SCRIPT: &str =
-    "const r = window.__bench && window.__bench.result; return r == null ? null : JSON.stringify(r);";
+/// The result as Rust serialized it (`resultJson`): re-serializing the page's parsed object
+/// would round integers above 2^53 (the bootstrap seed was saved as 792762676033229000 for
+/// 0x0B00757420261130). A page without it (an older build) gives its object.
+const RESULT_SCRIPT: &str = "const b = window.__bench; if (!b) return null; \
+     if (typeof b.resultJson === 'string') return b.resultJson; \
+     return b.result == null ? null : JSON.stringify(b.result);";
 
 /// The console errors the page collected.
 const CONSOLE_SCRIPT: &str =

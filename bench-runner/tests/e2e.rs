@@ -366,6 +366,12 @@ fn every_peer_for_one_round() {
         match doc.sql.as_ref() {
             None => failures.push(format!("{browser}: no sql section")),
             Some(sql) => {
+                // The document crossed JavaScript as text: its integers above 2^53 are exact
+                // (re-serializing the parsed object had saved the seed rounded).
+                let seed = sql.bootstrap.as_ref().map(|b| b.seed);
+                if seed != Some(bench_results::stats::BOOTSTRAP_SEED) {
+                    failures.push(format!("{browser}: bootstrap seed {seed:?}"));
+                }
                 failures.extend(
                     check_peers(sql, ALL_PEERS, 1)
                         .into_iter()

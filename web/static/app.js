@@ -8,7 +8,8 @@
 //   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw,handoff,scale&backends=<list>|all
 //        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N, peer_runs=N,
 //        scale_rows=N, scale_runs=N)
-//   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, error,
+//   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, resultJson (the
+//                     document's text as Rust wrote it: read this one), error,
 //                     consoleErrors: [], calibrate()}, updated live. The results view is rendered
 //   before state becomes 'done'. calibrate() resolves to the worker's CPU calibration loop times.
 
@@ -22,6 +23,7 @@ const bench = {
   state: 'idle',
   progress: null,
   result: null,
+  resultJson: null,
   error: null,
   consoleErrors: [],
 };
@@ -1219,7 +1221,7 @@ function onWorkerMessage(w, data) {
       renderSoon();
       break;
     case 'result':
-      finishRun(data.result);
+      finishRun(data.result, data.json);
       break;
     case 'calibrated': {
       const pending = pendingLoads.get(data.id);
@@ -1267,6 +1269,7 @@ async function startRun() {
   }
   bench.state = 'running';
   bench.result = null;
+  bench.resultJson = null;
   bench.error = null;
   bench.progress = null;
   current = null;
@@ -1293,11 +1296,16 @@ async function startRun() {
   }
 }
 
-async function finishRun(doc) {
+/** `json`: the document as Rust wrote it. `doc` is its parse, for drawing only: JavaScript
+ * numbers lose integers above 2^53 (the bootstrap seed), so the text is what leaves the page
+ * (`bench.resultJson` for the runner, the download). */
+async function finishRun(doc, json) {
   clearInterval(elapsedTimer);
   const label = `${browserLabel(doc.environment)} · this run`;
   current = viewOfDocument(doc, label, 'current');
+  current.json = json;
   bench.result = doc;
+  bench.resultJson = json;
   live = null;
   // The worker holds nothing after a run, but a fresh one per run keeps runs independent.
   stopWorker();
@@ -1334,7 +1342,7 @@ function download() {
   const env = doc.environment ?? {};
   const date = (doc.generated_at ?? new Date().toISOString()).slice(0, 10);
   const browser = `${env.browser ?? 'browser'}-${String(env.browser_version ?? '').split('.')[0]}`.toLowerCase().replace(/[^a-z0-9.-]+/g, '-');
-  const blob = new Blob([JSON.stringify(doc, null, 2)], { type: 'application/json' });
+  const blob = new Blob([current.json ?? JSON.stringify(doc, null, 2)], { type: 'application/json' });
   const a = document.createElement('a');
   a.href = URL.createObjectURL(blob);
   a.download = `opfs-vfs-bench-${date}-${browser}.json`;

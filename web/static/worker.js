@@ -7,7 +7,7 @@
 //                                                     `backends` pick, by the Rust rule; null without)
 //               {type: 'run', config}              -> {type: 'selection', names} (what this run runs),
 //                                                     {type: 'progress', progress}* then
-//                                                     {type: 'result', result}
+//                                                     {type: 'result', result, json}
 //               {type: 'load', id, text}           -> {type: 'loaded', id, result} | {type: 'loaded', id, error}
 //                                                     (a result file converted and summarized in Rust)
 //               {type: 'calibrate', id}            -> {type: 'calibrated', id, samples_ms: [..]}
@@ -81,7 +81,9 @@ self.onmessage = async ({ data }) => {
     } else if (data.type === 'run') {
       post({ type: 'selection', names: selectedBy(data.config, names) });
       const json = await run(JSON.stringify(data.config), (p) => post({ type: 'progress', progress: JSON.parse(p) }), peers);
-      post({ type: 'result', result: JSON.parse(json) });
+      // The text too: JSON.parse turns integers above 2^53 (the bootstrap seed) into nearby
+      // doubles; the text is what the runner saves and the page downloads.
+      post({ type: 'result', result: JSON.parse(json), json });
     } else if (data.type === 'calibrate') {
       const samples = [];
       for (let k = 0; k < 9; k++) {
