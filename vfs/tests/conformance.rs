@@ -976,7 +976,8 @@ fn large_log_writes_are_not_padded<B: Backend>(cx: &mut Ctx<B>) {
 
 /// Frames an open transaction spilled promise nothing until its commit: they do not start the
 /// deferred levels' flush clock (only a write carrying a commit does), so a long transaction
-/// is flushed within the delay after its commit, not at a time set by its first spill.
+/// is flushed within the delay after its commit, not at a time set by its first spill; and a
+/// Balanced commit that a later spill writes out is due within the delay of the commit.
 fn spills_do_not_start_the_flush_clock<B: Backend>(cx: &mut Ctx<B>) {
     // Memory mode spills at 16 × the write buffer: 256 KiB here.
     cx.opts.write_buffer_bytes = 16 << 10;
@@ -1009,6 +1010,30 @@ fn spills_do_not_start_the_flush_clock<B: Backend>(cx: &mut Ctx<B>) {
     }
     v.sync().unwrap();
     assert_eq!(v.next_deadline(), None);
+
+    // A small commit that Balanced keeps unwritten, then a spill that writes it out later:
+    // the commit is still due within the delay of when it was made, not of the spill.
+    let g = v.create("g").unwrap();
+    v.write(g, 0, &[7; 100]).unwrap();
+    v.commit().unwrap();
+    let committed = web_time::Instant::now();
+    m.insert("g".into(), vec![7; 100]);
+    std::thread::sleep(std::time::Duration::from_millis(3));
+    let before = v.counters();
+    let d2 = pattern(320 << 10, 92);
+    for (k, chunk) in d2.chunks(8 << 10).enumerate() {
+        v.write(f, (k as u64) << 13, chunk).unwrap();
+    }
+    let since = v.counters().since(&before);
+    assert!(
+        since.file(PhysicalFileId::Log).writes >= 1,
+        "spilled: {since:?}"
+    );
+    if let Some(at) = v.next_deadline() {
+        assert!(at <= committed + delay, "the clock counts from the commit");
+    }
+    v.rollback();
+    v.sync().unwrap();
     cx.assert_durable(&v, &m);
     let mut v = cx.remount(v);
     assert_state(&mut v, &m);

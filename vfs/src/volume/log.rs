@@ -36,12 +36,13 @@ pub(crate) struct LogWriter {
     pub(crate) written_chain: u64,
     /// When the oldest commit not yet written was made (Balanced).
     pub(crate) oldest_unwritten: Option<Instant>,
-    /// When the oldest commit not yet flushed was written (Relaxed, Balanced, WriteOnly): the
-    /// flush clock. Only a write that carries a Commit frame starts it: frames spilled by an
-    /// open transaction promise nothing until their commit, so flushing them on their own
-    /// schedule would only move the flush (measured, 2026-12-04: Disk mode's spills started
-    /// the clock earlier than Memory mode's commit of the same pages, and the deferred flushes
-    /// of the two modes landed in different SQL cases).
+    /// When the oldest commit not yet flushed was made (Relaxed, Balanced, WriteOnly): the
+    /// flush clock. Only a write that carries a Commit frame starts it, at that commit's time
+    /// (Balanced: [`LogWriter::oldest_unwritten`], however late the buffer is written): frames
+    /// spilled by an open transaction promise nothing until their commit, and a Balanced commit
+    /// that a spill happens to write is due within the delay of when it was made, not of the
+    /// spill (measured, 2026-12-04: the spill-started clock put Disk and Memory mode's deferred
+    /// flushes in different SQL cases).
     pub(crate) oldest_unflushed: Option<Instant>,
     /// The unwritten buffer holds a Commit frame.
     buf_commits: bool,
@@ -134,9 +135,13 @@ impl LogWriter {
         if self.recent.len() > RECENT_MAX {
             self.recent = Vec::new();
         }
-        self.oldest_unwritten = None;
+        // The clock counts from the oldest commit the buffer carries (Balanced keeps commits
+        // unwritten: a commit written late, by a spill or the 1 MiB rule, is still due within
+        // the delay of when it was made), else from this write.
+        let committed_at = self.oldest_unwritten.take();
         if std::mem::take(&mut self.buf_commits) && self.flushed < self.written {
-            self.oldest_unflushed.get_or_insert(now);
+            self.oldest_unflushed
+                .get_or_insert(committed_at.unwrap_or(now));
         }
     }
 
