@@ -54,7 +54,7 @@ impl Suite {
 /// What ran: a preset with its overrides applied (the page), or a native runner's options.
 /// `Default` (an empty preset name, no suite, zero counts) is for tests that fill in what they
 /// need; producers start from a preset or from their options.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunConfig {
     /// The preset the values started from (`full`, `phone`, `quick`; `native` for the native
     /// runners).
@@ -63,8 +63,17 @@ pub struct RunConfig {
     pub suites: Vec<Suite>,
     /// Backend filters (substrings of names); empty: every backend.
     pub backends: Vec<String>,
-    /// Measured rounds (each runs every selected backend once).
+    /// Measured rounds (each runs every selected backend once); with
+    /// [`RunConfig::target_half_width`], the most the SQL suite may take (its section's
+    /// `config.runs` says how many it took).
     pub runs: u32,
+    /// Precision target of the SQL rounds: they stop, at a round boundary, once the 95 %
+    /// interval of every paired 16-case total ratio to a memory reference (backends that run
+    /// in every round) is within ± this fraction of its median (`bench_sql::runner::Precision`;
+    /// `methodology.md`, "How many rounds"). `None` (and documents from before it): exactly
+    /// `runs` rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_half_width: Option<f64>,
     /// Warm-up rounds before them (excluded from statistics, kept in the result).
     pub warmup: u32,
     /// Measured rounds of the filesystem lifecycle and the raw workloads, when they differ

@@ -76,15 +76,31 @@ pub fn validate(text: &str, requested: &[Suite]) -> Validation {
     if wants(Suite::Sql) || wants(Suite::Batch) {
         match &doc.sql {
             None => p.push("sql missing".into()),
-            Some(sql) => check_sql(
-                sql,
-                wants(Suite::Sql),
-                wants(Suite::Batch),
-                doc.config.runs,
-                doc.config.warmup,
-                doc.config.peer_rounds(),
-                p,
-            ),
+            Some(sql) => {
+                // With a precision target the rounds may stop early: the section says how
+                // many it took, never more than the configured most.
+                let runs = match doc.config.target_half_width {
+                    Some(_) => {
+                        if sql.config.runs == 0 || sql.config.runs > doc.config.runs {
+                            p.push(format!(
+                                "sql: {} rounds taken, the precision target allows 1..={}",
+                                sql.config.runs, doc.config.runs
+                            ));
+                        }
+                        sql.config.runs
+                    }
+                    None => doc.config.runs,
+                };
+                check_sql(
+                    sql,
+                    wants(Suite::Sql),
+                    wants(Suite::Batch),
+                    runs,
+                    doc.config.warmup,
+                    doc.config.peer_rounds().min(runs),
+                    p,
+                )
+            }
         }
     }
     if wants(Suite::Fs) {

@@ -102,7 +102,7 @@ pub const PHONE_CPU_RATE: f64 = 4.0;
 pub const SUITES: [&str; 6] = ["sql", "batch", "fs", "raw", "handoff", "scale"];
 
 /// URL parameters of the page (its automation contract).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PageParams {
     /// `preset=`.
     pub preset: Preset,
@@ -127,6 +127,9 @@ pub struct PageParams {
     pub scale_rows: Option<u64>,
     /// `scale_runs=` (measured rounds of the scale suite); `None`: the preset's.
     pub scale_runs: Option<u32>,
+    /// `target_pct=` (stop the SQL rounds once every 16-case total ratio is within ± this many
+    /// percent; 0: exactly `runs`); `None`: the preset's (none when `runs` is given).
+    pub target_pct: Option<f64>,
     /// `commit=`: recorded in the result so it can be reproduced.
     pub commit: Option<String>,
 }
@@ -146,6 +149,7 @@ impl PageParams {
             sql_scale: None,
             scale_rows: None,
             scale_runs: None,
+            target_pct: None,
             commit: None,
         }
     }
@@ -182,6 +186,9 @@ impl PageParams {
         }
         if let Some(r) = self.scale_runs {
             q.push_str(&format!("&scale_runs={r}"));
+        }
+        if let Some(t) = self.target_pct {
+            q.push_str(&format!("&target_pct={t}"));
         }
         if let Some(c) = &self.commit {
             q.push_str(&format!("&commit={}", encode(c)));
@@ -376,6 +383,9 @@ run: serve the page, run it headless in each browser, write
   --backends LIST      comma list of backend names, or all (default: the preset's)
   --runs N             measured rounds (every backend once per round; default: the preset's;
                        alone it sets the lifecycle's and raw workloads' rounds too)
+  --target-pct P       stop the SQL rounds once every 16-case total ratio's 95 % interval is
+                       within ±P % (checked every 4 rounds from 12 on; --runs is then the most;
+                       0: exactly --runs; default: the preset's, full 3; none with --runs alone)
   --fs-runs N          measured rounds of the lifecycle and raw workloads (default: the preset's)
   --peer-runs N        measured SQL rounds the JavaScript peers run in: the first N (they also
                        run in the warm-up; ours and the references run in every round; default:
@@ -522,6 +532,15 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
             "--backends" => page.backends = Some(list(&next_value(&mut it, &a)?)),
             "--runs" => page.runs = Some(number(&a, &next_value(&mut it, &a)?)?.max(1)),
             "--fs-runs" => page.fs_runs = Some(number(&a, &next_value(&mut it, &a)?)?.max(1)),
+            "--target-pct" => {
+                let v = next_value(&mut it, &a)?;
+                let pct: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|p: &f64| (0.0..=100.0).contains(p))
+                    .ok_or_else(|| Error(format!("{a}: expected a percentage 0-100, got {v:?}")))?;
+                page.target_pct = Some(pct);
+            }
             "--peer-runs" => {
                 page.peer_runs = Some(number(&a, &next_value(&mut it, &a)?)?.max(1));
             }
@@ -682,6 +701,30 @@ mod tests {
         assert!(parse(&["--scale-rows", "x"]).is_err());
         assert!(parse(&["--scale-runs"]).is_err());
         assert!(USAGE.contains("--scale-rows N") && USAGE.contains("--scale-runs N"));
+    }
+
+    #[test]
+    fn target_pct_goes_to_the_page() {
+        let Command::Run(o) = parse(&["--target-pct", "2.5", "--runs", "64"]).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!(o.page.target_pct, Some(2.5));
+        assert!(o.page.query().contains("&runs=64&"), "{}", o.page.query());
+        assert!(
+            o.page.query().contains("&target_pct=2.5"),
+            "{}",
+            o.page.query()
+        );
+        let Command::Run(o) = parse(&[]).unwrap() else {
+            panic!("not a run")
+        };
+        assert!(
+            !o.page.query().contains("target_pct"),
+            "absent: the preset's"
+        );
+        assert!(parse(&["--target-pct", "-1"]).is_err());
+        assert!(parse(&["--target-pct", "x"]).is_err());
+        assert!(USAGE.contains("--target-pct P"));
     }
 
     #[test]

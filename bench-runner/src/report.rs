@@ -417,14 +417,24 @@ pub fn markdown(date: &str, entries: &[Entry]) -> String {
 
 fn config_line(e: &Entry) -> String {
     let c = &e.doc.config;
+    // With a precision target, the SQL rounds taken (the section's) and the rule.
+    let rounds = match (c.target_half_width, e.doc.sql.as_ref()) {
+        (Some(w), Some(sql)) => format!(
+            "{} (stopped at ±{:.1} %, at most {})",
+            sql.config.runs,
+            w * 100.0,
+            c.runs
+        ),
+        _ => c.runs.to_string(),
+    };
     let mut parts = vec![
         format!("preset {}", c.preset),
         match c.peer_runs {
             Some(k) => format!(
-                "rounds {} after {} warm-up (JavaScript peers: the first {k})",
-                c.runs, c.warmup
+                "rounds {rounds} after {} warm-up (JavaScript peers: the first {k})",
+                c.warmup
             ),
-            None => format!("rounds {} after {} warm-up", c.runs, c.warmup),
+            None => format!("rounds {rounds} after {} warm-up", c.warmup),
         },
         format!("files {}", c.files),
         format!(

@@ -971,6 +971,7 @@ pub async fn run_browser(
         suite: true,
         batch: true,
         data_dir: Some(format!("opfs:{}", config.opfs_root)),
+        precision: None,
     };
     let mut sql = run_rounds(&mut backends, &plan, &suite, &batch, progress).await;
     // Every backend's cleanup removed its own directory; this removes the run's and the root.

@@ -664,6 +664,7 @@ mod tests {
             suite: true,
             batch: true,
             data_dir: None,
+            precision: None,
         };
         let mut events = Vec::new();
         let mut sql = block_on(run_rounds(
@@ -735,6 +736,7 @@ mod tests {
             suite: true,
             batch: true,
             data_dir: None,
+            precision: None,
         };
         let mut events = Vec::new();
         let mut sql = block_on(run_rounds(

@@ -17,12 +17,19 @@
 //! their shuffled order ([`round_plan`]); its ratios pair by round, so they use the rounds in
 //! which it and its reference both ran. A contestant that fails keeps the runs it finished,
 //! gets its `error`, and sits out the later rounds; the others go on.
+//!
+//! With a precision target ([`Plan::precision`]) the measured rounds stop early, at a round
+//! boundary, once every contestant that runs in every round has a paired 16-case total ratio
+//! to its memory reference whose 95 % interval is within ± the target of its median
+//! ([`widest_half_width`]); [`Plan::runs`] is then the most rounds it may take. The rule looks
+//! at the intervals' width only, never at which side of a goal they lie.
 
 use bench_results::sql::{
     BackendMeta, BatchRun, CaseInfo, CaseSample, Phases, Round, RunSample, SqlBackendResult,
     SqlRunInfo, SqlSection, SuiteInfo, SuiteRun,
 };
-use bench_results::stats::round_orders;
+use bench_results::stats::{round_orders, Bootstrap};
+use bench_results::summary::{pair, Metric};
 use rusqlite::Connection;
 use web_time::Instant;
 
@@ -258,7 +265,7 @@ impl<B: SqlBackend> Contestant for Ours<B> {
 }
 
 /// What [`run_rounds`] runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// Measured rounds (at least 1).
     pub runs: u32,
@@ -275,6 +282,57 @@ pub struct Plan {
     pub batch: bool,
     /// Recorded as `config.data_dir`.
     pub data_dir: Option<String>,
+    /// Stop before `runs` measured rounds once the intervals are this narrow (module docs).
+    pub precision: Option<Precision>,
+}
+
+/// A precision target for the measured rounds ([`Plan::precision`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Precision {
+    /// Relative half-width to reach: 0.03 stops once every interval is within ±3 % of its
+    /// median.
+    pub half_width: f64,
+    /// Measured rounds before the first check.
+    pub min_runs: u32,
+    /// Measured rounds between checks (each check bootstraps every ratio once).
+    pub every: u32,
+    /// The intervals' bootstrap: the one the summary will use, so that the check and the
+    /// published intervals are the same computation.
+    pub bootstrap: Bootstrap,
+}
+
+impl Precision {
+    /// Whether the check runs after `measured` measured rounds.
+    fn checks_at(&self, measured: u32) -> bool {
+        measured >= self.min_runs && (measured - self.min_runs).is_multiple_of(self.every.max(1))
+    }
+}
+
+/// The widest relative half-width of the 95 % intervals of the paired 16-case total ratios of
+/// `results` to their memory references ([`SqlSection::reference_of`]), over the contestants
+/// that run in every round (not `capped`, not skipped, not failed, with runs) and have a
+/// reference; `None` if one of them has no interval yet, or if none has a reference.
+pub fn widest_half_width(
+    results: &[SqlBackendResult],
+    capped: &[bool],
+    boot: &Bootstrap,
+) -> Option<f64> {
+    let section = SqlSection {
+        backends: results.to_vec(),
+        ..SqlSection::default()
+    };
+    let mut widest: Option<f64> = None;
+    for (b, &cap) in section.backends.iter().zip(capped) {
+        if cap || b.meta.skipped.is_some() || b.error.is_some() || b.runs.is_empty() {
+            continue;
+        }
+        let Some(r) = section.reference_of(&b.meta) else {
+            continue;
+        };
+        let w = pair(b, r, Metric::Total, None, boot)?.relative_half_width()?;
+        widest = Some(widest.map_or(w, |x: f64| x.max(w)));
+    }
+    widest
 }
 
 impl Plan {
@@ -410,6 +468,8 @@ pub async fn run_rounds<C: Contestant>(
         .saturating_mul(workloads);
     let mut done = 0;
     let mut round_log = Vec::new();
+    // Measured rounds run (fewer than `runs` if the precision target stopped them).
+    let mut measured = runs;
     for (round, order) in (0..).zip(rounds) {
         let warmup = round < plan.warmup;
         let run = if warmup {
@@ -485,11 +545,24 @@ pub async fn run_rounds<C: Contestant>(
             warmup,
             order: ran,
         });
+        if let Some(p) = plan
+            .precision
+            .as_ref()
+            .filter(|p| !warmup && p.checks_at(run))
+        {
+            if run < runs
+                && widest_half_width(&results, &capped, &p.bootstrap)
+                    .is_some_and(|w| w <= p.half_width)
+            {
+                measured = run;
+                break;
+            }
+        }
     }
     SqlSection {
         suite: suite_info(suite, batch),
         config: SqlRunInfo {
-            runs,
+            runs: measured,
             warmup: plan.warmup,
             data_dir: plan.data_dir.clone(),
             order_seed: Some(plan.order_seed),
@@ -514,6 +587,7 @@ mod tests {
             suite: true,
             batch: true,
             data_dir: None,
+            precision: None,
         }
     }
 
@@ -564,5 +638,143 @@ mod tests {
         let cold = round_plan(&plan(4, 0, Some(1)), &capped);
         assert_eq!(rounds_of(&cold, 3), [0]);
         assert!(plan(4, 0, Some(1)).peers_run_in(0) && !plan(4, 0, Some(1)).peers_run_in(1));
+    }
+
+    /// The precision target (natively: `block_on` is not built for wasm32).
+    #[cfg(not(target_arch = "wasm32"))]
+    mod precision {
+        use super::*;
+
+        /// A contestant whose 16-case total is `ms(round)`: one case, no SQL.
+        struct Fixed {
+            name: &'static str,
+            reference: Option<&'static str>,
+            ms: fn(u32) -> f64,
+            turns: u32,
+        }
+
+        impl Contestant for Fixed {
+            fn meta(&self) -> BackendMeta {
+                BackendMeta {
+                    name: self.name.into(),
+                    reference: self.reference.map(Into::into),
+                    durability: "none".into(),
+                    persistent: self.reference.is_some(),
+                    ..BackendMeta::default()
+                }
+            }
+            async fn suite(&mut self, _suite: &Suite, turn: Turn) -> Result<SuiteRun, String> {
+                self.turns += 1;
+                let cases = vec![CaseSample {
+                    number: 1,
+                    ms: (self.ms)(turn.round),
+                    counters: None,
+                }];
+                Ok(SuiteRun::from_cases(Phases::default(), cases))
+            }
+            async fn batch(&mut self, _batch: &Batch, _turn: Turn) -> Result<BatchRun, String> {
+                Ok(BatchRun::default())
+            }
+        }
+
+        fn contestants(noisy: fn(u32) -> f64) -> Vec<Fixed> {
+            vec![
+                Fixed {
+                    name: "reference",
+                    reference: None,
+                    ms: |_| 100.0,
+                    turns: 0,
+                },
+                Fixed {
+                    name: "steady",
+                    reference: Some("reference"),
+                    ms: |r| 103.0 + f64::from(r % 3) * 0.1,
+                    turns: 0,
+                },
+                Fixed {
+                    name: "noisy",
+                    reference: Some("reference"),
+                    ms: noisy,
+                    turns: 0,
+                },
+            ]
+        }
+
+        /// The precision target stops the rounds at the first check where every interval is
+        /// narrow enough, and not before `min_runs`; a contestant that stays wide keeps them going
+        /// to `runs`; the section records the rounds taken.
+        #[test]
+        fn a_precision_target_stops_the_rounds_once_every_interval_is_narrow() {
+            let suite = Suite::generate_scaled(crate::sql::DEFAULT_SEED, 100);
+            let batch = Batch::generate(crate::sql::DEFAULT_SEED, 10);
+            let precise = Plan {
+                batch: false,
+                precision: Some(Precision {
+                    half_width: 0.03,
+                    min_runs: 8,
+                    every: 4,
+                    bootstrap: Bootstrap::default(),
+                }),
+                ..plan(40, 1, None)
+            };
+            let run = |noisy: fn(u32) -> f64, plan: &Plan| {
+                let mut c = contestants(noisy);
+                let sql = crate::block_on(run_rounds(&mut c, plan, &suite, &batch, &mut |_| {}));
+                (sql, c.iter().map(|c| c.turns).collect::<Vec<_>>())
+            };
+            // Every ratio within ±1 % of its median: stops at the first check (8 rounds).
+            let (sql, turns) = run(|r| 110.0 + f64::from(r % 2), &precise);
+            assert_eq!(sql.config.runs, 8);
+            assert_eq!(sql.rounds.len(), 9, "1 warm-up + 8");
+            assert_eq!(turns, [9, 9, 9]);
+            assert!(sql.backends.iter().all(|b| b.runs.len() == 8));
+            let widest = widest_half_width(&sql.backends, &[false; 3], &Bootstrap::default());
+            assert!(widest.is_some_and(|w| w <= 0.03), "{widest:?}");
+            // One contestant that swings ±50 % keeps every round going: no early stop.
+            let (sql, turns) = run(|r| if r % 2 == 0 { 60.0 } else { 150.0 }, &precise);
+            assert_eq!((sql.config.runs, sql.rounds.len()), (40, 41));
+            assert_eq!(turns, [41, 41, 41]);
+            // Wide until round 12, then steady: the check after 12 measured rounds still sees the
+            // early swings, so the stop comes at a later check, on a 4-round boundary.
+            let (sql, _) = run(
+                |r| {
+                    if r <= 6 {
+                        if r % 2 == 0 {
+                            60.0
+                        } else {
+                            150.0
+                        }
+                    } else {
+                        110.0
+                    }
+                },
+                &precise,
+            );
+            assert!(
+                sql.config.runs > 8 && sql.config.runs < 40,
+                "{}",
+                sql.config.runs
+            );
+            assert_eq!((sql.config.runs - 8) % 4, 0, "{}", sql.config.runs);
+            // A capped contestant's width does not count (it runs in few rounds by design).
+            let mut c = contestants(|r| if r % 2 == 0 { 60.0 } else { 150.0 });
+            let capped = [false, false, true];
+            let wide = widest_half_width(
+                &crate::block_on(run_rounds(
+                    &mut c,
+                    &plan(12, 0, None),
+                    &suite,
+                    &batch,
+                    &mut |_| {},
+                ))
+                .backends,
+                &capped,
+                &Bootstrap::default(),
+            );
+            assert!(wide.is_some_and(|w| w <= 0.03), "{wide:?}");
+            // Without a target: exactly `runs`.
+            let (sql, _) = run(|_| 110.0, &plan(10, 1, None));
+            assert_eq!(sql.config.runs, 10);
+        }
     }
 }

@@ -49,6 +49,7 @@ fn document() -> Document {
         suite: true,
         batch: true,
         data_dir: None,
+        precision: None,
     };
     let sql = bench_sql::block_on(run_rounds(
         &mut backends,
@@ -470,6 +471,7 @@ fn a_peer_capped_by_peer_runs_validates_and_pairs_by_round() {
         suite: true,
         batch: true,
         data_dir: None,
+        precision: None,
     };
     let sql = bench_sql::block_on(run_rounds(
         &mut contestants,

@@ -760,6 +760,16 @@ async fn run_sql_rounds(
         suite: config.runs_suite(Suite::Sql),
         batch: config.runs_suite(Suite::Batch),
         data_dir: Some(format!("opfs:{SQL_OPFS_ROOT}")),
+        // The summary's bootstrap (`doc.summarize` below): the stop and the published
+        // intervals are the same computation.
+        precision: config
+            .target_half_width
+            .map(|half_width| bench_sql::runner::Precision {
+                half_width,
+                min_runs: crate::config::PRECISION_MIN_RUNS,
+                every: crate::config::PRECISION_EVERY,
+                bootstrap: Bootstrap::default(),
+            }),
     };
     let mut on_progress = |p: &bench_sql::runner::Progress| {
         let mut r = reporter.borrow_mut();

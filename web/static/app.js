@@ -7,7 +7,7 @@
 // Automation contract (the headless runner, bench-runner, relies on it):
 //   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw,handoff,scale&backends=<list>|all
 //        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N, peer_runs=N,
-//        scale_rows=N, scale_runs=N)
+//        scale_rows=N, scale_runs=N, target_pct=P: stop the SQL rounds at ±P % (0: exactly runs))
 //   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, resultJson (the
 //                     document's text as Rust wrote it: read this one), error,
 //                     consoleErrors: [], calibrate()}, updated live. The results view is rendered
@@ -1074,13 +1074,15 @@ function applyPreset(name) {
     form.elements[key].value = p[key];
   }
   form.elements.fs_runs.value = p.fs_runs ?? p.runs;
+  // The precision target in percent (0: exactly R rounds).
+  form.elements.target_pct.value = p.target_half_width ? +(p.target_half_width * 100).toFixed(3) : 0;
   form.elements.scale_rows.value = p.scale_rows ?? form.elements.scale_rows.defaultValue;
   // RunConfig::scale_rounds(): its own count, else the lifecycle's.
   form.elements.scale_runs.value = p.scale_runs ?? p.fs_runs ?? p.runs;
   // Blank: the JavaScript peers run in every round.
   form.elements.peer_runs.value = p.peer_runs ?? '';
   $('#preset-note').textContent = name === 'full'
-    ? `Full: ${p.runs} SQL rounds (each runs every backend once; the JavaScript peers only in the first ${p.peer_runs ?? p.runs}): hours on a small machine; the rounds it takes for ±3 % intervals. Quick checks that everything works.`
+    ? `Full: SQL rounds until every 16-case total ratio is within ±${+(p.target_half_width * 100).toFixed(1)} % (at most ${p.runs}; each round runs every backend once, the JavaScript peers only in the first ${p.peer_runs ?? p.runs}): 10–15 minutes per browser on a quiet 2-core machine, hours on a loaded one. Quick checks that everything works.`
     : name === 'phone' && isPhone() ? 'Phone detected: fewer files and rounds by default.' : '';
   $$('.preset').forEach((b) => b.classList.toggle('active', b.dataset.preset === name));
   form.dataset.preset = name;
@@ -1106,7 +1108,7 @@ function applyUrlParams(params, selected) {
     const chosen = new Set(selected);
     $$('input[name=backend]').forEach((c) => (c.checked = chosen.has(c.value)));
   }
-  for (const key of ['runs', 'files', 'warmup', 'sql_scale', 'fs_runs', 'peer_runs', 'scale_rows', 'scale_runs']) {
+  for (const key of ['runs', 'files', 'warmup', 'sql_scale', 'fs_runs', 'peer_runs', 'scale_rows', 'scale_runs', 'target_pct']) {
     const v = params.get(key);
     if (v !== null && v !== '') form.elements[key].value = v;
   }
@@ -1115,6 +1117,14 @@ function applyUrlParams(params, selected) {
   if (params.get('runs') && !params.get('fs_runs')) form.elements.fs_runs.value = params.get('runs');
   if (params.get('runs') && !params.get('scale_runs')) form.elements.scale_runs.value = params.get('runs');
   if (params.get('runs') && !params.get('peer_runs')) form.elements.peer_runs.value = '';
+  if (params.get('runs') && !params.get('target_pct')) form.elements.target_pct.value = 0;
+}
+
+/** The form's precision target as a fraction (0: exactly R rounds). */
+function targetHalfWidth() {
+  const pct = Number(form.elements.target_pct.value || 0);
+  if (!Number.isFinite(pct) || pct < 0 || pct > 100) throw new Error('Stop at ± % must be 0–100');
+  return pct / 100;
 }
 
 function readConfig() {
@@ -1133,6 +1143,7 @@ function readConfig() {
     suites,
     backends: chosen.length === boxes.length || !chosen.length ? ['all'] : chosen,
     runs: int('runs'),
+    target_half_width: targetHalfWidth(),
     fs_runs: int('fs_runs'),
     // Blank: every round (a cap at or above `runs` is no cap).
     peer_runs: form.elements.peer_runs.value.trim() === '' ? int('runs') : int('peer_runs'),

@@ -128,6 +128,7 @@ mod native {
             suites: vec![Suite::Fs],
             backends: lc.only.clone(),
             runs: config.runs,
+            target_half_width: None,
             warmup: config.warmup,
             fs_runs: None,
             peer_runs: None,

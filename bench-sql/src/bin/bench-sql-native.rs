@@ -152,6 +152,7 @@ mod native {
             suites: args.suites.clone(),
             backends: args.backends.clone(),
             runs: args.runs,
+            target_half_width: None,
             warmup: args.warmup,
             fs_runs: None,
             peer_runs: None,
@@ -248,6 +249,7 @@ mod native {
             suite: config.runs_suite(SuiteKind::Sql),
             batch: config.runs_suite(SuiteKind::Batch),
             data_dir: Some(args.dir.display().to_string()),
+            precision: None,
         };
         Ok(block_on(run_rounds(
             &mut backends,
