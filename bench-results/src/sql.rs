@@ -316,20 +316,42 @@ impl SqlSection {
         self.backends.iter().find(|b| b.meta.name == name)
     }
 
-    /// The memory reference of `b`: its `reference` if that backend is in this section,
-    /// else the first non-persistent backend of the same engine that is its own reference
-    /// (or names none). `None` if there is none, or `b` is the reference itself.
+    /// The memory reference of `b` among this section's backends ([`reference_in`]).
     pub fn reference_of(&self, b: &BackendMeta) -> Option<&SqlBackendResult> {
-        let r = match b.reference.as_deref() {
-            Some(r) if self.backend(r).is_some() => self.backend(r),
-            _ => self.backends.iter().find(|x| {
-                x.meta.engine == b.engine
-                    && !x.meta.persistent
-                    && x.meta.reference.as_deref().is_none_or(|r| r == x.meta.name)
-            }),
-        }?;
-        (r.meta.name != b.name).then_some(r)
+        reference_in(&self.backends, b)
     }
+
+    /// The widest relative half-width of the backends' 16-case total ratio intervals, with
+    /// the backend's name (summarized sections; `None` if no ratio has an interval).
+    pub fn widest_total_interval(&self) -> Option<(f64, &str)> {
+        self.backends
+            .iter()
+            .filter_map(|b| {
+                let w = b.ratios.as_ref()?.total?.relative_half_width()?;
+                Some((w, b.meta.name.as_str()))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+    }
+}
+
+/// The memory reference of `b` among `backends`: its `reference` if that backend is there,
+/// else the first non-persistent backend of the same engine that is its own reference (or
+/// names none). `None` if there is none, or `b` is the reference itself. (A slice, so that the
+/// round loop can ask it of the results it is still collecting.)
+pub fn reference_in<'a>(
+    backends: &'a [SqlBackendResult],
+    b: &BackendMeta,
+) -> Option<&'a SqlBackendResult> {
+    let named = |n: &str| backends.iter().find(|x| x.meta.name == n);
+    let r = match b.reference.as_deref().and_then(named) {
+        Some(r) => r,
+        None => backends.iter().find(|x| {
+            x.meta.engine == b.engine
+                && !x.meta.persistent
+                && x.meta.reference.as_deref().is_none_or(|r| r == x.meta.name)
+        })?,
+    };
+    (r.meta.name != b.name).then_some(r)
 }
 
 impl SqlBackendResult {

@@ -503,17 +503,6 @@ fn config_line(e: &Entry) -> String {
     parts.join(" · ")
 }
 
-/// The widest ±half-width (relative) of the 16-case total's interval over the backends.
-fn widest_interval(sql: &SqlSection) -> Option<(f64, String)> {
-    sql.backends
-        .iter()
-        .filter_map(|b| {
-            let w = b.ratios.as_ref()?.total?.relative_half_width()?;
-            Some((w, b.meta.name.clone()))
-        })
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-}
-
 fn headline(out: &mut String, entries: &[Entry]) {
     let _ = writeln!(out, "## Headline\n");
     let rows: Vec<u32> = entries
@@ -567,7 +556,12 @@ fn headline(out: &mut String, entries: &[Entry]) {
     let mut any_floor = false;
     for e in entries {
         let _ = writeln!(out, "- {}: {}", e.title(), config_line(e));
-        if let Some((w, name)) = e.doc.sql.as_ref().and_then(widest_interval) {
+        if let Some((w, name)) = e
+            .doc
+            .sql
+            .as_ref()
+            .and_then(SqlSection::widest_total_interval)
+        {
             let _ = writeln!(
                 out,
                 "  - widest 95 % interval of a 16-case total ratio: ±{:.1} % ({name})",

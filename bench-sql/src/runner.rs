@@ -25,8 +25,8 @@
 //! at the intervals' width only, never at which side of a goal they lie.
 
 use bench_results::sql::{
-    BackendMeta, BatchRun, CaseInfo, CaseSample, Phases, Round, RunSample, SqlBackendResult,
-    SqlRunInfo, SqlSection, SuiteInfo, SuiteRun,
+    reference_in, BackendMeta, BatchRun, CaseInfo, CaseSample, Phases, Round, RunSample,
+    SqlBackendResult, SqlRunInfo, SqlSection, SuiteInfo, SuiteRun,
 };
 use bench_results::stats::{round_orders, Bootstrap};
 use bench_results::summary::{pair, Metric};
@@ -309,24 +309,22 @@ impl Precision {
 }
 
 /// The widest relative half-width of the 95 % intervals of the paired 16-case total ratios of
-/// `results` to their memory references ([`SqlSection::reference_of`]), over the contestants
-/// that run in every round (not `capped`, not skipped, not failed, with runs) and have a
-/// reference; `None` if one of them has no interval yet, or if none has a reference.
+/// `results` to their memory references ([`reference_in`]), over the contestants that run in
+/// every round (not `capped`, not skipped, not failed, with runs) and have a reference; `None`
+/// if one of them has no interval yet, or if none has a reference. (The same intervals the
+/// summary computes, before there is a summary: [`SqlSection::widest_total_interval`] reads
+/// them afterwards.)
 pub fn widest_half_width(
     results: &[SqlBackendResult],
     capped: &[bool],
     boot: &Bootstrap,
 ) -> Option<f64> {
-    let section = SqlSection {
-        backends: results.to_vec(),
-        ..SqlSection::default()
-    };
     let mut widest: Option<f64> = None;
-    for (b, &cap) in section.backends.iter().zip(capped) {
+    for (b, &cap) in results.iter().zip(capped) {
         if cap || b.meta.skipped.is_some() || b.error.is_some() || b.runs.is_empty() {
             continue;
         }
-        let Some(r) = section.reference_of(&b.meta) else {
+        let Some(r) = reference_in(results, &b.meta) else {
             continue;
         };
         let w = pair(b, r, Metric::Total, None, boot)?.relative_half_width()?;
