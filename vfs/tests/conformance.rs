@@ -1040,6 +1040,96 @@ fn spills_do_not_start_the_flush_clock<B: Backend>(cx: &mut Ctx<B>) {
     v.close().unwrap();
 }
 
+/// Balanced keeps commits unwritten; a write-out writes them as one commit: each file's last
+/// length and the last image of each page. The log loses the superseded images; every page is
+/// read where the group put it (from the writer's memory and, once later writes have replaced
+/// that, from the file); a crash or a power loss after the flush keeps the last commit's state;
+/// the log holds one commit per group. A cut inside the buffer stops the grouping: an image
+/// logged before a cut must not come back.
+fn buffered_commits_are_written_as_one<B: Backend>(cx: &mut Ctx<B>) {
+    cx.opts.write_buffer_bytes = 64 << 10;
+    cx.opts.disk_cache_bytes = 0;
+    let balanced = cx.durability() == Durability::Balanced;
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    let f = v.create("f").unwrap();
+    let g = v.create("g").unwrap();
+    v.commit().unwrap();
+    m.insert("f".into(), Vec::new());
+    m.insert("g".into(), Vec::new());
+    let log_before = v.stats().log_bytes;
+    let rounds = 120u64;
+    for k in 0..rounds {
+        // Two pages rewritten by every commit, and a file that grows by 100 bytes.
+        let d = pattern(8 << 10, 500 + k);
+        v.write(f, 0, &d).unwrap();
+        model_write(m.get_mut("f").unwrap(), 0, &d);
+        let tail = pattern(100, 900 + k);
+        let at = usize::try_from(k).unwrap() * 100;
+        v.write(g, at as u64, &tail).unwrap();
+        model_write(m.get_mut("g").unwrap(), at, &tail);
+        if k == 50 {
+            let h = v.create("h").unwrap();
+            v.write(h, 0, &[5; 5000]).unwrap();
+            m.insert("h".into(), vec![5; 5000]);
+        }
+        v.commit().unwrap();
+    }
+    assert_state(&mut v, &m);
+    v.sync().unwrap();
+    let st = v.stats();
+    let logged = st.log_bytes - log_before;
+    if balanced {
+        assert!(st.grouped_commits >= rounds / 2, "{st:?}");
+        // Ungrouped, every commit logs at least its 8,292 bytes of payload.
+        assert!(logged * 3 < rounds * 8292, "logged {logged} bytes: {st:?}");
+    } else {
+        assert_eq!(
+            st.grouped_commits, 0,
+            "only Balanced buffers commits: {st:?}"
+        );
+        assert!(logged >= rounds * 8292, "logged {logged} bytes");
+    }
+    assert_state(&mut v, &m);
+    cx.assert_durable(&v, &m);
+    let commits = st.commits - st.grouped_commits;
+    let mut v = cx.crash_remount(v);
+    assert_eq!(
+        v.stats().recovered_commits,
+        commits,
+        "one commit per group in the log"
+    );
+    assert_state(&mut v, &m);
+
+    // A page logged, the file cut below it, then grown again: the page reads as zeros.
+    let c = v.create("c").unwrap();
+    v.write(c, 0, &pattern(6 * PAGE_SIZE, 77)).unwrap();
+    v.commit().unwrap();
+    v.sync().unwrap();
+    let grouped = v.stats().grouped_commits;
+    let mut want = pattern(6 * PAGE_SIZE, 77);
+    v.write(c, 5 * PAGE_SIZE as u64, &[9; 100]).unwrap();
+    v.commit().unwrap();
+    v.set_len(c, PAGE_SIZE as u64).unwrap();
+    v.commit().unwrap();
+    v.set_len(c, 6 * PAGE_SIZE as u64).unwrap();
+    v.commit().unwrap();
+    want.truncate(PAGE_SIZE);
+    want.resize(6 * PAGE_SIZE, 0);
+    m.insert("c".into(), want);
+    v.sync().unwrap();
+    assert_eq!(
+        v.stats().grouped_commits,
+        grouped,
+        "a cut stops the grouping"
+    );
+    assert_state(&mut v, &m);
+    cx.assert_durable(&v, &m);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
 /// Physical calls per operation (the volume counts them whatever the backend).
 fn physical_call_accounting<B: Backend>(cx: &mut Ctx<B>) {
     let mut v = cx.mount();
@@ -1220,6 +1310,10 @@ macro_rules! suite {
             #[test]
             fn spills_do_not_start_the_flush_clock() {
                 for_all_configs::<$backend>(super::spills_do_not_start_the_flush_clock);
+            }
+            #[test]
+            fn buffered_commits_are_written_as_one() {
+                for_all_configs::<$backend>(super::buffered_commits_are_written_as_one);
             }
             #[test]
             fn physical_call_accounting() {

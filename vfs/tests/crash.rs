@@ -4,7 +4,8 @@
 //! Each crash point is a deterministic random workload (from the point's seed): creates,
 //! writes, truncations, renames, deletes, commits, flushes, checkpoints (explicit, and automatic
 //! with a 16 KiB threshold), clean remounts and process crashes, in a random buffer mode and
-//! durability level. The workload is run once to count its mutating physical calls
+//! durability level; a quarter of the workloads rewrite a few hot pages with many small
+//! commits, mostly under Balanced (whose write-outs group commits). The workload is run once to count its mutating physical calls
 //! (`write_at`, `set_len`, `flush`), then again with the power going out during a random one of
 //! them (or after the last op). Several crash images are taken of that instant (all pending
 //! writes kept, all dropped, kept in order up to a tear, independent keep/drop/tear at byte or
@@ -84,6 +85,10 @@ struct Config {
     /// Zero: every commit is overdue, so every level flushes at every commit.
     delay: Duration,
     checkpoint_on_close: bool,
+    /// `VolumeOptions::write_buffer_bytes`.
+    write_buffer: usize,
+    /// `VolumeOptions::checkpoint_bytes`.
+    checkpoint_bytes: u64,
 }
 
 impl Config {
@@ -105,6 +110,8 @@ impl Config {
                 Duration::from_secs(3600)
             },
             checkpoint_on_close: rng.chance(3, 4),
+            write_buffer: 8 << 10,
+            checkpoint_bytes: 16 << 10,
         }
     }
 
@@ -112,8 +119,8 @@ impl Config {
         VolumeOptions {
             buffer_mode: mode,
             durability: self.durability,
-            checkpoint_bytes: 16 << 10,
-            write_buffer_bytes: 8 << 10,
+            checkpoint_bytes: self.checkpoint_bytes,
+            write_buffer_bytes: self.write_buffer,
             max_flush_delay: self.delay,
             checkpoint_on_close: self.checkpoint_on_close,
             ..VolumeOptions::default()
@@ -162,6 +169,41 @@ fn gen_ops(rng: &mut SplitMix64, count: usize) -> Vec<Op> {
             89..=90 => Op::Checkpoint,
             91..=92 => Op::Compact,
             93..=96 => Op::Remount {
+                switch: rng.chance(1, 3),
+            },
+            _ if process_crashes() => Op::ProcessCrash,
+            _ => Op::Commit,
+        })
+        .collect()
+}
+
+/// Small commits to the first pages of two files, a few of them growing the file, an
+/// occasional cut, flush, remount or crash of the process.
+fn gen_hot_ops(rng: &mut SplitMix64, count: usize) -> Vec<Op> {
+    (0..count)
+        .map(|_| match rng.below(100) {
+            0..=44 => Op::Write {
+                file: if rng.chance(3, 4) { 2 } else { 0 },
+                offset: if rng.chance(1, 5) {
+                    rng.below(16_000)
+                } else {
+                    rng.below(3) * 4096
+                },
+                len: if rng.chance(1, 2) {
+                    4096
+                } else {
+                    usize::try_from(rng.below(5000)).unwrap()
+                },
+                seed: rng.next_u64(),
+            },
+            45..=47 => Op::SetLen {
+                file: 2,
+                len: rng.below(20_000),
+            },
+            48..=85 => Op::Commit,
+            86..=90 => Op::Flush,
+            91..=92 => Op::Checkpoint,
+            93..=95 => Op::Remount {
                 switch: rng.chance(1, 3),
             },
             _ if process_crashes() => Op::ProcessCrash,
@@ -548,9 +590,25 @@ struct Workload {
 
 fn workload(group: u64, base_seed: u64) -> Result<Workload, String> {
     let mut rng = SplitMix64::new(SplitMix64::mix(base_seed, group));
-    let cfg = Config::random(&mut rng);
-    let nops = usize::try_from(rng.range(10, 45)).unwrap();
-    let ops = gen_ops(&mut rng, nops);
+    let mut cfg = Config::random(&mut rng);
+    // A quarter of the workloads (chosen apart from the main stream, which stays as it was):
+    // hot pages, rewritten by many small commits, as SQLite's autocommits do; mostly Balanced,
+    // whose write-outs then group several commits into one.
+    let mut hot = SplitMix64::new(SplitMix64::mix(base_seed ^ 0x407, group));
+    let ops = if hot.chance(1, 4) {
+        if hot.chance(2, 3) {
+            cfg.durability = Durability::Balanced;
+            cfg.delay = Duration::from_secs(3600);
+            cfg.write_buffer = 32 << 10;
+            // Checkpoints write the buffer out: at 16 KiB of log, one per few commits.
+            cfg.checkpoint_bytes = 256 << 10;
+        }
+        let nops = usize::try_from(hot.range(20, 70)).unwrap();
+        gen_hot_ops(&mut hot, nops)
+    } else {
+        let nops = usize::try_from(rng.range(10, 45)).unwrap();
+        gen_ops(&mut rng, nops)
+    };
     if std::env::var_os("CRASH_DEBUG").is_some() {
         for (i, op) in ops.iter().enumerate() {
             eprintln!("op {i}: {op:?}");

@@ -34,7 +34,8 @@ pub enum Durability {
     /// [`VolumeOptions::max_flush_delay`] (power loss may lose the commits of that last
     /// interval). One write per commit, no flush on the commit path.
     Relaxed,
-    /// Commits are grouped in memory and written *and* flushed within
+    /// Commits are grouped in memory (and written as one commit where they can be: see
+    /// `vfs/DESIGN.md`) and written *and* flushed within
     /// [`VolumeOptions::max_flush_delay`] (or when [`VolumeOptions::write_buffer_bytes`] of
     /// them accumulate): a tab crash, a browser crash or a power loss may lose the commits of
     /// that last interval, never consistency. No physical call on most commits. The deadline is
@@ -144,6 +145,9 @@ pub struct Metadata {
 pub struct VolumeStats {
     /// Commits that wrote frames.
     pub commits: u64,
+    /// Balanced commits that were written as part of a later one (their frames grouped at
+    /// write-out: see [`Durability::Balanced`]).
+    pub grouped_commits: u64,
     /// Commits that failed and were rolled back.
     pub failed_commits: u64,
     /// Checkpoints completed.

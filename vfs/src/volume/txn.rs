@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::format::{encode_ids, FrameKind, MAX_ID_LIST, PAGE, PAGE_SIZE};
 use crate::storage::{PhysicalFile, PhysicalFileId, Storage, StorageError};
 
-use super::log::LogWriter;
+use super::log::{Grouped, LogWriter};
 use super::maps::Content;
 use super::state::{pages_for, FileState, LogLoc, Pending};
 use super::{
@@ -248,7 +248,7 @@ impl<S: Storage> Volume<S> {
         let now = Instant::now();
         let mark = self.log.mark();
         let aborts = self.aborts.clone();
-        let serialized = match self.serialize(&ids, true) {
+        let mut serialized = match self.serialize(&ids, true) {
             Ok(s) => s,
             Err(e) => {
                 self.log.rewind(mark);
@@ -265,7 +265,7 @@ impl<S: Storage> Volume<S> {
             self.stats.failed_commits += 1;
             return Err(e);
         }
-        match self.make_durable(sync, now) {
+        match self.make_durable(sync, now, &mut serialized) {
             Ok(()) => {}
             Err(DurableError::Failed(e)) => {
                 self.log.rewind(mark);
@@ -430,8 +430,14 @@ impl<S: Storage> Volume<S> {
         Ok(out)
     }
 
-    /// Writes and flushes as the level and `sync` ask.
-    fn make_durable(&mut self, sync: SyncLevel, now: Instant) -> Result<(), DurableError> {
+    /// Writes and flushes as the level and `sync` ask. `inflight` is where this commit's
+    /// pages are in the log (moved if its write groups the buffered commits).
+    fn make_durable(
+        &mut self,
+        sync: SyncLevel,
+        now: Instant,
+        inflight: &mut Serialized,
+    ) -> Result<(), DurableError> {
         let delay = self.opts.max_flush_delay;
         let overdue = |t: Option<Instant>| t.is_some_and(|t| now.duration_since(t) >= delay);
         match (self.opts.durability, sync) {
@@ -452,7 +458,8 @@ impl<S: Storage> Volume<S> {
                 self.log.oldest_unwritten.get_or_insert(now);
                 let due = overdue(self.log.oldest_unwritten);
                 if due || self.log.buf.len() >= self.opts.write_buffer_bytes {
-                    self.write_out(now).map_err(DurableError::Failed)?;
+                    self.write_out_with(now, Some(inflight))
+                        .map_err(DurableError::Failed)?;
                 }
                 if due || overdue(self.log.oldest_unflushed) {
                     self.flush_log().map_err(DurableError::Unknown)?;
@@ -633,13 +640,27 @@ impl<S: Storage> Volume<S> {
     /// Writes the log buffer with one call. On failure the writer is unchanged; the caller
     /// rewinds what it serialized and calls [`Volume::repair_log_tail`].
     pub(crate) fn write_out(&mut self, now: Instant) -> Result<()> {
+        self.write_out_with(now, None)
+    }
+
+    /// [`Volume::write_out`]; the buffered commits are written as one where they can be
+    /// (`LogWriter::grouped`: Balanced keeps commits unwritten, and 1,000 autocommits that
+    /// rewrite the same few pages then log those pages once). `inflight` holds the log
+    /// locations of a commit serialized but not applied yet: they move with the group, as do
+    /// the committed state's.
+    pub(crate) fn write_out_with(
+        &mut self,
+        now: Instant,
+        inflight: Option<&mut Serialized>,
+    ) -> Result<()> {
         if self.log.buf.is_empty() {
             return Ok(());
         }
         self.ensure_data_flushed()?;
         let log = PhysicalFileId::Log;
         let at = self.log.written;
-        let n = self.log.buf.len();
+        let mut grouped = self.log.grouped();
+        let n = grouped.as_ref().map_or(self.log.buf.len(), |g| g.buf.len());
         let end = at + n as u64;
         // The log grows its file by steps (zeros after the frames, in the same call), so most
         // commits overwrite bytes the file already has: a flush after such a write is cheaper
@@ -654,9 +675,13 @@ impl<S: Storage> Volume<S> {
             pad = (self.physical_len[1] - end).min(crate::format::FRAME_HEADER as u64);
         }
         loop {
-            self.log.buf.resize(n + ix(pad), 0);
-            let written = self.storage.file(log).write_at(at, &self.log.buf);
-            self.log.buf.truncate(n);
+            let bytes = match &mut grouped {
+                Some(g) => &mut g.buf,
+                None => &mut self.log.buf,
+            };
+            bytes.resize(n + ix(pad), 0);
+            let written = self.storage.file(log).write_at(at, bytes);
+            bytes.truncate(n);
             let Err(e) = written else { break };
             let err = Error::from_storage(log, e);
             self.learn_space_limit(&err);
@@ -680,9 +705,38 @@ impl<S: Storage> Volume<S> {
             }
             return Err(err);
         }
+        if let Some(g) = grouped {
+            self.moved_to_group(&g, at, inflight);
+            self.log.adopt(g);
+        }
         self.log.wrote(now);
         self.physical_len[1] = self.physical_len[1].max(end + pad);
         Ok(())
+    }
+
+    /// The buffered commits were written as `g` at log offset `at`: every log location past
+    /// `at` (the committed state's, and `inflight`'s) moves to where `g` put that page's image.
+    /// Only the last image of a page survives grouping; a location of an earlier one can only
+    /// be the committed state's for a page the in-flight commit rewrote, which applying that
+    /// commit replaces.
+    fn moved_to_group(&mut self, g: &Grouped, at: u64, inflight: Option<&mut Serialized>) {
+        for (file, page, loc) in g.pages() {
+            if let Some(old) = self.files.get_mut(&file).and_then(|f| f.log.get_mut(&page)) {
+                if old.offset >= at {
+                    *old = loc;
+                }
+            }
+        }
+        for (id, locs) in inflight.into_iter().flatten() {
+            for (page, loc) in locs {
+                if loc.offset >= at {
+                    if let Some(new) = g.loc_of(*id, *page) {
+                        *loc = new;
+                    }
+                }
+            }
+        }
+        self.stats.grouped_commits += g.commits as u64 - 1;
     }
 
     /// Zero bytes to write after log frames that end at `end`, written by a call of `n` bytes:
@@ -940,11 +994,15 @@ fn serialize_file(log: &mut LogWriter, id: u64, p: &Pending) -> Vec<(u64, LogLoc
     }
     if let Some(cut) = p.cut_since_logged {
         if cut < base {
+            log.cut_follows();
             log.frame(FrameKind::SetLen, id, cut, &[]);
             base = cut;
         }
     }
     if p.size != base {
+        if p.size < base {
+            log.cut_follows();
+        }
         log.frame(FrameKind::SetLen, id, p.size, &[]);
     }
     for (&page, img) in p.staged.range(..pages_for(p.size)) {
