@@ -8,6 +8,7 @@
 //! | `small-overwrite` | N | `write(4 KiB, {at: 0})` into a file pre-sized to 4 KiB |
 //! | `chunked-append (64 KiB)` | ⌈N·4 KiB / 64 KiB⌉ | appending writes of 64 KiB, same total bytes as small-append (the last chunk may be shorter) |
 //! | `chunked-append (1 MiB)` | ⌈N·4 KiB / 1 MiB⌉ | the same with 1 MiB |
+//! | `chunked-append (64 KiB): flush`, `chunked-append (1 MiB): flush` | 1 | the `flush()` right after each chunked series, of its N·4 KiB unflushed bytes: what making bulk bytes durable costs (the physical floor prices the bytes a backend writes with it and the 1 MiB series) |
 //! | `append+flush` | M | a 4 KiB append followed by `flush()`, timed together |
 //! | `append+flush: flush` | M | the `flush()` of each pair alone |
 //! | `overwrite+flush` | M | a 4 KiB write inside a file pre-sized (and flushed) to M × 4 KiB, at the next 4 KiB offset, followed by `flush()`: what a commit costs when the log does not grow the file |
@@ -241,8 +242,18 @@ async fn run_once(
         let start = clock.now();
         let h = fresh(d, "chunked-append.bin").await?;
         let samples = appends(&h, clock, data, chunk as usize, small_total)?;
+        let t0 = clock.now();
+        let flushed = h.flush();
+        let t1 = clock.now();
+        flushed?;
         discard(d, "chunked-append.bin", h).await?;
         out.push(series(&name, chunk, small_total, samples)?);
+        out.push(series(
+            &format!("{name}: flush"),
+            0,
+            0,
+            vec![(t1 - t0) * 1e3],
+        )?);
         report(&name, clock.now() - start);
     }
 

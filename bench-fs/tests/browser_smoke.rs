@@ -137,7 +137,9 @@ async fn smoke_every_backend_and_raw_workloads() {
             "small-append",
             "small-overwrite",
             "chunked-append (64 KiB)",
+            "chunked-append (64 KiB): flush",
             "chunked-append (1 MiB)",
+            "chunked-append (1 MiB): flush",
             "append+flush",
             "append+flush: flush",
             "overwrite+flush",
@@ -156,6 +158,7 @@ async fn smoke_every_backend_and_raw_workloads() {
     assert_eq!(calls("small-append"), 64);
     assert_eq!(calls("chunked-append (64 KiB)"), 4); // 64 × 4 KiB = 256 KiB
     assert_eq!(calls("chunked-append (1 MiB)"), 1);
+    assert_eq!(calls("chunked-append (1 MiB): flush"), 1);
     assert_eq!(calls("new-file: full cycle"), 4);
     assert_eq!(calls("overwrite+flush"), calls("append+flush"));
     // Whole workloads take measurable time even at a coarse timer step.

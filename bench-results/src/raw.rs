@@ -221,7 +221,7 @@ impl RawSuite {
             growth_us: append.zip(floor).map(|(a, f)| a - f),
             chunking: series
                 .iter()
-                .filter(|s| s.name.starts_with("chunked-append"))
+                .filter(|s| s.name.starts_with("chunked-append") && !s.name.ends_with(": flush"))
                 .filter_map(|s| {
                     let t = s.total_us?.median;
                     let a = append_total?;
@@ -241,17 +241,17 @@ impl RawSuite {
         self.derived = Some(derived);
     }
 
+    /// The summary of the series `name` (from `summary`, else computed).
+    pub fn series_summary(&self, name: &str) -> Option<SeriesSummary> {
+        match &self.summary {
+            Some(s) => s.iter().find(|s| s.name == name).cloned(),
+            None => self.summarize_series().into_iter().find(|s| s.name == name),
+        }
+    }
+
     /// Median across runs of the mean per call of the series `name`, in microseconds.
     pub fn mean_us(&self, name: &str) -> Option<f64> {
-        let summary = match &self.summary {
-            Some(s) => s.clone(),
-            None => self.summarize_series(),
-        };
-        summary
-            .into_iter()
-            .find(|s| s.name == name)?
-            .mean_us
-            .map(|s| s.median)
+        self.series_summary(name)?.mean_us.map(|s| s.median)
     }
 }
 
@@ -287,6 +287,8 @@ mod tests {
                     vec![scale * 6.0],
                 )
                 .unwrap(),
+                CallSeries::new("chunked-append (64 KiB): flush", 0, 0, vec![scale * 900.0])
+                    .unwrap(),
                 CallSeries::new("append+flush: flush", 0, 0, vec![scale * 300.0; 2]).unwrap(),
                 CallSeries::new("new-file: full cycle", 0, 0, vec![scale * 5000.0; 2]).unwrap(),
             ],
@@ -305,10 +307,15 @@ mod tests {
         );
         assert_eq!(d.growth_us, Some(4.0));
         assert_eq!(d.chunking[0].ratio, 96.0 / 12.0);
+        assert_eq!(
+            d.chunking.len(),
+            1,
+            "the flush after the appends is no chunk size"
+        );
         assert_eq!(d.flush_us, Some(600.0));
         assert_eq!(d.flush_in_small_writes, Some(30.0));
         assert_eq!(d.new_file_cycle_us, Some(10_000.0));
         assert_eq!(raw.mean_us("small-append"), Some(24.0));
-        assert_eq!(raw.summary.as_ref().unwrap().len(), 5);
+        assert_eq!(raw.summary.as_ref().unwrap().len(), 6);
     }
 }
