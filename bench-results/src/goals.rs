@@ -27,39 +27,48 @@
 //! compares with our strictest level (a commit flushed before it returns), the least
 //! favourable of ours: any peer that loses to it loses to every level of ours.
 //!
-//! ## The flush floor
+//! ## The physical floor
 //!
 //! Every check of ours against its memory reference (`total-balanced`, `total-strict`,
 //! `tests-2-16`, `batch`) also carries, where the document holds the raw OPFS workloads of the
-//! same run, the **physical floor** of its ratio ([`FlushFloor`]): the backend made F flushes
-//! in the span the ratio times (the 16 cases, cases 2–16, or the batch: the sum over those
-//! cases of its median `flushes` counter per case, or the batch's median), each durable commit
-//! costs at least one write + flush, and the raw workloads measured that pair in this run (c =
-//! the cheaper of `append+flush` and `overwrite+flush`, each the median across raw runs of its
-//! mean µs per call). With R the reference's median of the same quantity:
+//! same run, the **physical floor** of its ratio ([`PhysicalFloor`]): what this run's OPFS
+//! charges for the physical work the backend did in the span the ratio times (the 16 cases,
+//! cases 2–16, or the batch), with everything else priced at zero. Two terms, each from the
+//! backend's counters (the sum over those cases of its median counter per case, or the
+//! batch's median) and the raw workloads' prices (medians across the raw runs):
+//!
+//! - its F flushes, each priced as a 4 KiB write + flush (c = the cheaper of `append+flush`
+//!   and `overwrite+flush`, mean µs per call): each durable commit costs at least that;
+//! - its B bytes written, beyond the 4 KiB of each of those F pairs, each MiB priced as
+//!   written in 1 MiB calls (w, [`BULK_SERIES`]) and flushed (f: the flush right after those
+//!   appends, [`BULK_FLUSH_SERIES`], less a small flush, per MiB it carried) — since
+//!   2026-12-05; documents before have no byte term.
+//!
+//! With R the reference's median of the same quantity:
 //!
 //! ```text
-//! floor_ms = F × c / 1000        floor ratio = (R + floor_ms) ÷ R
+//! floor_ms = F × c / 1000 + max(0, B − F × 4 KiB) / MiB × (w + f) / 1000
+//! floor ratio = (R + floor_ms) ÷ R
 //! ```
 //!
-//! It is the ratio the backend would have if everything but its flushes cost exactly what the
-//! memory reference's work costs, and each flush only what a 4 KiB write + flush costs the
-//! raw workload. It is a lower bound at this run's flush cost, not a result: it does not change
-//! the verdict (still decided by the interval alone), it is a ratio of medians with no interval
-//! of its own, F is what *our* design flushes (≈ one per Strict commit: case 1's 1,000
-//! autocommits dominate the 16-case total; one for the batch's one commit; the deferred flushes
-//! of Relaxed and Balanced), and a flush in the SQL run can cost more or less than the raw one
-//! (it may carry more dirty bytes — the batch's carries ~0.5 MB; the raw workload runs at
-//! another moment of the run). When the floor is above the threshold
-//! ([`GoalCheck::floor_out_of_reach`]) the goal cannot be met at the flush cost this run
-//! measured, whatever the engine does besides flushing. A document without the raw suite has
-//! no floor.
+//! It is the ratio the backend would have if everything but its writes and flushes cost
+//! exactly what the memory reference's work costs, and those only what the raw workloads paid.
+//! It is a lower bound at this run's prices, not a result: it does not change the verdict
+//! (still decided by the interval alone), it is a ratio of medians with no interval of its
+//! own, and F and B are what *our* design flushes and writes (≈ one flush per Strict commit;
+//! every page logged, and written home again at a checkpoint; the log's growth steps of
+//! zeros). Every byte is priced as flushed once, although a deferred level may flush some of
+//! them after the span. A flush in the SQL run can cost more or less than the raw one (the raw
+//! workloads run at another moment of the run). When the floor is above the threshold
+//! ([`GoalCheck::floor_out_of_reach`]) the goal cannot be met at the prices this run
+//! measured, whatever the engine does besides writing and flushing what it did. A document
+//! without the raw suite has no floor.
 
 use serde::{Deserialize, Serialize};
 
 use crate::handoff::HandoffSummary;
 use crate::raw::RawSuite;
-use crate::sql::{SqlBackendResult, SqlSection};
+use crate::sql::{PhysicalCounters, SqlBackendResult, SqlSection};
 use crate::stats::{Bootstrap, RatioStat};
 use crate::summary::{pair, Metric};
 
@@ -218,11 +227,23 @@ pub const COMMIT_SERIES: &str = "append+flush";
 /// See [`COMMIT_SERIES`].
 pub const COMMIT_SERIES_OVERWRITE: &str = "overwrite+flush";
 
+/// The raw series that price bulk bytes (`bench-fs/src/raw.rs`): appends of 1 MiB, and the one
+/// flush right after them. Runs before 2026-12-05 did not time that flush: their floors have
+/// no byte term.
+pub const BULK_SERIES: &str = "chunked-append (1 MiB)";
+/// See [`BULK_SERIES`].
+pub const BULK_FLUSH_SERIES: &str = "chunked-append (1 MiB): flush";
+/// The flushes of little data, subtracted from [`BULK_FLUSH_SERIES`] to price a flushed byte
+/// (the cheaper one the run measured).
+const SMALL_FLUSH_SERIES: [&str; 2] = ["append+flush: flush", "overwrite+flush: flush"];
+/// Bytes per MiB.
+const MIB: f64 = 1_048_576.0;
+
 /// The physical floor of a ratio of ours to its memory reference, from the same run's raw
-/// workloads (module docs, "The flush floor"). A lower bound at this run's flush cost, not a
+/// workloads (module docs, "The physical floor"). A lower bound at this run's prices, not a
 /// result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FlushFloor {
+pub struct PhysicalFloor {
     /// F: the backend's flushes in the ratio's span (the sum over its cases of the median
     /// `flushes` per case, or the batch's median).
     pub flushes: u64,
@@ -230,7 +251,19 @@ pub struct FlushFloor {
     pub series: String,
     /// Its cost: median across the raw runs of the series' mean µs per call.
     pub call_us: f64,
-    /// `flushes × call_us / 1000`.
+    /// B: the bytes the backend wrote in the span (summed like F from `bytes_written`). With
+    /// the two prices below; absent when the raw suite lacks [`BULK_FLUSH_SERIES`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// µs to write a MiB in 1 MiB calls ([`BULK_SERIES`]: median total ÷ its MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_us_per_mib: Option<f64>,
+    /// µs to flush a written MiB: ([`BULK_FLUSH_SERIES`] − the cheaper small flush) ÷ the MiB
+    /// that flush carried, at least 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush_us_per_mib: Option<f64>,
+    /// `flushes × call_us / 1000`, plus, with a byte term, the bytes beyond the 4 KiB each of
+    /// the F pairs already wrote × (`write_us_per_mib` + `flush_us_per_mib`) / 1000.
     pub floor_ms: f64,
     /// The memory reference's median of the same quantity (written `reference_total_ms`
     /// before the floor covered more than the 16-case total).
@@ -240,17 +273,33 @@ pub struct FlushFloor {
     pub ratio: f64,
 }
 
-impl FlushFloor {
+/// µs per MiB to write bulk bytes and to flush them, from the raw suite's [`BULK_SERIES`] and
+/// [`BULK_FLUSH_SERIES`]; `None` without either (or without a small flush to subtract).
+fn bulk_prices(raw: &RawSuite) -> Option<(f64, f64)> {
+    let bulk = raw.series_summary(BULK_SERIES)?;
+    // Test-sized runs write under a MiB; the price is per byte all the same.
+    let mib = bulk.total_bytes as f64 / MIB;
+    let write = bulk.total_us?.median / mib;
+    let small = SMALL_FLUSH_SERIES
+        .into_iter()
+        .filter_map(|n| raw.mean_us(n))
+        .min_by(f64::total_cmp)?;
+    let flush = (raw.mean_us(BULK_FLUSH_SERIES)? - small).max(0.0) / mib;
+    (mib > 0.0 && write.is_finite() && write >= 0.0 && flush.is_finite()).then_some((write, flush))
+}
+
+impl PhysicalFloor {
     /// The floor of backend `backend` of `sql` (summarized) on `metric` (the 16-case total,
-    /// tests 2–16 or the batch) at the cost `raw` measured; `None` for another metric, or if
+    /// tests 2–16 or the batch) at the prices `raw` measured; `None` for another metric, or if
     /// the backend, its reference or a summary is missing, a timed case (or the batch) has no
-    /// counters, or the raw suite has neither commit series.
+    /// counters, or the raw suite has neither commit series. Without the bulk series the
+    /// floor has no byte term (flushes only, as before 2026-12-05).
     pub fn of(sql: &SqlSection, raw: &RawSuite, backend: &str, metric: Metric) -> Option<Self> {
         let b = sql.backend(backend)?;
         let summary = b.summary.as_ref()?;
         let reference = sql.reference_of(&b.meta)?.summary.as_ref()?;
         // Every case timed must have been counted: a case without counters is unknown, not 0.
-        let cases = |first: u32| {
+        let cases = |first: u32, field: fn(&PhysicalCounters) -> u64| {
             let cases: Vec<_> = summary
                 .cases_ms
                 .iter()
@@ -261,28 +310,56 @@ impl FlushFloor {
             }
             cases
                 .iter()
-                .map(|c| c.counters.map(|k| k.flushes))
+                .map(|c| c.counters.as_ref().map(field))
                 .sum::<Option<u64>>()
         };
-        let (flushes, reference_ms) = match metric {
-            Metric::Total => (cases(1)?, reference.total_ms?.median),
-            Metric::Tests2To16 => (cases(2)?, reference.tests_2_to_16_ms?.median),
-            Metric::Batch => (summary.batch_counters?.flushes, reference.batch_ms?.median),
+        let flushes = |k: &PhysicalCounters| k.flushes;
+        let bytes = |k: &PhysicalCounters| k.bytes_written;
+        let (flushes, bytes, reference_ms) = match metric {
+            Metric::Total => (
+                cases(1, flushes)?,
+                cases(1, bytes),
+                reference.total_ms?.median,
+            ),
+            Metric::Tests2To16 => (
+                cases(2, flushes)?,
+                cases(2, bytes),
+                reference.tests_2_to_16_ms?.median,
+            ),
+            Metric::Batch => {
+                let k = summary.batch_counters?;
+                (k.flushes, Some(k.bytes_written), reference.batch_ms?.median)
+            }
             _ => return None,
         };
-        let (series, call_us) = [COMMIT_SERIES, COMMIT_SERIES_OVERWRITE]
+        let (series, call_us, pair_bytes) = [COMMIT_SERIES, COMMIT_SERIES_OVERWRITE]
             .into_iter()
-            .filter_map(|name| raw.mean_us(name).map(|us| (name, us)))
+            .filter_map(|name| {
+                let s = raw.series_summary(name)?;
+                Some((name, s.mean_us?.median, s.bytes_per_call))
+            })
             .min_by(|a, b| a.1.total_cmp(&b.1))?;
         if !(reference_ms > 0.0 && call_us.is_finite() && call_us >= 0.0) {
             return None;
         }
         // Counts stay far below 2^53: exact as f64.
-        let floor_ms = flushes as f64 * call_us / 1000.0;
+        let mut floor_ms = flushes as f64 * call_us / 1000.0;
+        let (bytes, write_us_per_mib, flush_us_per_mib) = match (bytes, bulk_prices(raw)) {
+            (Some(b), Some((w, f))) => {
+                // The F pairs priced above wrote (and flushed) their bytes already.
+                let beyond = b.saturating_sub(flushes.saturating_mul(u64::from(pair_bytes)));
+                floor_ms += beyond as f64 / MIB * (w + f) / 1000.0;
+                (Some(b), Some(w), Some(f))
+            }
+            _ => (None, None, None),
+        };
         Some(Self {
             flushes,
             series: series.to_owned(),
             call_us,
+            bytes,
+            write_us_per_mib,
+            flush_us_per_mib,
             floor_ms,
             reference_ms,
             ratio: (reference_ms + floor_ms) / reference_ms,
@@ -290,7 +367,7 @@ impl FlushFloor {
     }
 }
 
-/// Whether checks of goal `id` carry a [`FlushFloor`]: the goals of ours against the memory
+/// Whether checks of goal `id` carry a [`PhysicalFloor`]: the goals of ours against the memory
 /// reference.
 pub fn has_floor(id: &str) -> bool {
     GOALS
@@ -302,11 +379,11 @@ pub fn has_floor(id: &str) -> bool {
 /// from `raw` (the same document's raw suite). Checks that already carry one keep it
 /// (computed once).
 pub fn fill_floors(sql: &mut SqlSection, raw: &RawSuite) {
-    let floors: Vec<Option<FlushFloor>> = sql
+    let floors: Vec<Option<PhysicalFloor>> = sql
         .goals
         .iter()
         .map(|g| match &g.floor {
-            None if has_floor(&g.goal) => FlushFloor::of(sql, raw, &g.backend, g.metric),
+            None if has_floor(&g.goal) => PhysicalFloor::of(sql, raw, &g.backend, g.metric),
             f => f.clone(),
         })
         .collect();
@@ -340,10 +417,10 @@ pub struct GoalCheck {
     /// [`verdict`] of it.
     pub verdict: Verdict,
     /// The physical floor of the ratio (goals of ours against the memory reference, where the
-    /// document has the raw suite; [`FlushFloor`]). Added within version 2: absent in older documents, filled
+    /// document has the raw suite; [`PhysicalFloor`]). Added within version 2: absent in older documents, filled
     /// when they are loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub floor: Option<FlushFloor>,
+    pub floor: Option<PhysicalFloor>,
 }
 
 impl GoalCheck {
@@ -504,7 +581,7 @@ pub fn check_handoff(summary: &HandoffSummary) -> Vec<GoalCheck> {
 mod tests {
     use super::*;
     use crate::raw::{CallSeries, RawRun};
-    use crate::sql::{BackendMeta, BatchRun, CaseSample, PhysicalCounters, RunSample, SuiteRun};
+    use crate::sql::{BackendMeta, BatchRun, CaseSample, RunSample, SuiteRun};
 
     fn r(lo: f64, hi: f64) -> RatioStat {
         RatioStat {
@@ -676,11 +753,11 @@ mod tests {
         assert_eq!(strict[0].verdict, Verdict::Undecided);
         // A backend without counters has none; nor has a raw suite without the series.
         assert_eq!(
-            FlushFloor::of(&sql, &raw, "ours-disk-balanced", Metric::Total),
+            PhysicalFloor::of(&sql, &raw, "ours-disk-balanced", Metric::Total),
             None
         );
         assert_eq!(
-            FlushFloor::of(
+            PhysicalFloor::of(
                 &sql,
                 &RawSuite::default(),
                 "ours-disk-strict",
@@ -690,7 +767,7 @@ mod tests {
         );
         // Nor has a metric outside the spans of ours against the reference.
         assert_eq!(
-            FlushFloor::of(&sql, &raw, "ours-disk-strict", Metric::Test1),
+            PhysicalFloor::of(&sql, &raw, "ours-disk-strict", Metric::Test1),
             None
         );
 
@@ -710,6 +787,73 @@ mod tests {
         fill_floors(&mut sql, &raw);
         let again = sql.goals.iter().find(|g| g.goal == TOTAL_STRICT).unwrap();
         assert_eq!(again.floor, before);
+    }
+
+    /// The byte term: where the raw suite timed the flush after its 1 MiB appends, the bytes a
+    /// backend wrote beyond the 4 KiB of each flush pair are priced at the 1 MiB write and the
+    /// flush of what it wrote; without that series the floor is the flushes alone.
+    #[test]
+    fn the_byte_term_prices_the_bytes_beyond_the_pairs() {
+        const MIB_U: u64 = 1 << 20;
+        let with_bytes = |mut b: SqlBackendResult, bytes: [u64; 2]| {
+            for r in &mut b.runs {
+                let s = r.suite.as_mut().unwrap();
+                for (c, n) in s.cases.iter_mut().zip(bytes) {
+                    c.counters.as_mut().unwrap().bytes_written = n;
+                }
+            }
+            b
+        };
+        let mut sql = SqlSection {
+            backends: vec![
+                backend("sqlite-memvfs", false, &[2000.0; 3], &[]),
+                with_bytes(
+                    backend("ours-disk-strict", true, &[2600.0; 3], &[(1000, 2); 3]),
+                    [1000 * 4096 + 3 * MIB_U, MIB_U],
+                ),
+            ],
+            ..SqlSection::default()
+        };
+        sql.summarize(&Bootstrap::default());
+        let bulk = |us: f64| RawRun {
+            series: vec![
+                CallSeries::new(COMMIT_SERIES, 4096, 2 * 4096, vec![us - 100.0, us + 100.0])
+                    .unwrap(),
+                // 8 MiB in 8 calls of 400 µs: 400 µs per MiB written.
+                CallSeries::new(BULK_SERIES, 1 << 20, 8 * MIB_U, vec![400.0; 8]).unwrap(),
+                // Their flush, 2,600 µs, less a small flush of 200 µs: 300 µs per MiB.
+                CallSeries::new(BULK_FLUSH_SERIES, 0, 0, vec![2600.0]).unwrap(),
+                CallSeries::new("append+flush: flush", 0, 0, vec![200.0; 2]).unwrap(),
+            ],
+        };
+        let raw = RawSuite {
+            runs: vec![bulk(400.0), bulk(600.0), bulk(500.0)],
+            ..RawSuite::default()
+        };
+        let f = PhysicalFloor::of(&sql, &raw, "ours-disk-strict", Metric::Total).unwrap();
+        // F = 1,002 flushes × 500 µs = 501 ms. B = 1,000 × 4 KiB + 4 MiB; beyond the pairs'
+        // 1,002 × 4 KiB: 4 MiB − 8 KiB = 3.9921875 MiB × (400 + 300) µs = 2.79453125 ms.
+        assert_eq!(f.flushes, 1002);
+        assert_eq!(f.bytes, Some(1000 * 4096 + 4 * MIB_U));
+        assert_eq!(f.write_us_per_mib, Some(400.0));
+        assert_eq!(f.flush_us_per_mib, Some(300.0));
+        assert!((f.floor_ms - 503.794_531_25).abs() < 1e-9, "{f:?}");
+        assert!((f.ratio - 2_503.794_531_25 / 2000.0).abs() < 1e-12, "{f:?}");
+        // Without the flush after the bulk appends: the flushes alone, no byte fields.
+        let mut old = raw.clone();
+        for r in &mut old.runs {
+            r.series.retain(|s| s.name != BULK_FLUSH_SERIES);
+        }
+        let f = PhysicalFloor::of(&sql, &old, "ours-disk-strict", Metric::Total).unwrap();
+        assert_eq!(
+            (f.bytes, f.write_us_per_mib, f.flush_us_per_mib),
+            (None, None, None)
+        );
+        assert!((f.floor_ms - 501.0).abs() < 1e-9, "{f:?}");
+        // And a document without the byte fields still loads.
+        let json = serde_json::to_string(&f).unwrap();
+        assert!(!json.contains("bytes"), "{json}");
+        assert_eq!(serde_json::from_str::<PhysicalFloor>(&json).unwrap(), f);
     }
 
     /// The batch and tests 2–16 get floors of their own span: the batch's one flush against

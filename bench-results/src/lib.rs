@@ -18,7 +18,7 @@
 //! │    │              durability_settings, persistent, skipped?), error?, warmup_runs, runs,
 //! │    │              summary (medians, min–max, counters, ranks), ratios (paired, intervals)}]
 //! │    ├─ bootstrap (seed, resamples, confidence)
-//! │    └─ goals: [GoalCheck]  verdicts from the intervals, flush floors from raw (crate::goals)
+//! │    └─ goals: [GoalCheck]  verdicts from the intervals, physical floors from raw (crate::goals)
 //! ├─ fs?: LifecycleSuite      the filesystem lifecycle, rounds, summaries, ratios to the baseline,
 //! │                           raw floors
 //! ├─ raw?: RawSuite           every raw OPFS call, per-series summaries, derived figures
@@ -185,7 +185,7 @@ impl Document {
     }
 
     /// Gives every goal check of ours against its memory reference that has no floor the
-    /// floor of the same run's raw suite ([`goals::FlushFloor`]); nothing without a SQL section or a raw suite. Run
+    /// floor of the same run's raw suite ([`goals::PhysicalFloor`]); nothing without a SQL section or a raw suite. Run
     /// by [`Document::summarize`], and on load for documents summarized before the floor
     /// existed (it only reads summaries already there, so it needs no resummarizing).
     pub fn fill_floors(&mut self) {
@@ -220,7 +220,7 @@ impl Document {
 
     /// Loads a document of any version this crate reads: older versions are converted
     /// ([`upgrade`]); missing summaries are computed (with the recorded bootstrap, else the
-    /// default one), and missing flush floors filled ([`Document::fill_floors`]).
+    /// default one), and missing physical floors filled ([`Document::fill_floors`]).
     /// Refuses a newer version.
     pub fn from_json(text: &str) -> Result<Self, LoadError> {
         let value: serde_json::Value = serde_json::from_str(text).map_err(LoadError::Json)?;

@@ -336,7 +336,7 @@ fn verdict_cell(v: Verdict) -> String {
 }
 
 /// A goal's verdict, and when its floor alone is above the threshold, that it is out of
-/// reach at this run's flush cost (the verdict itself is the interval's).
+/// reach at this run's prices (the verdict itself is the interval's).
 fn goal_verdict_cell(g: &GoalCheck) -> String {
     let cell = verdict_cell(g.verdict);
     let Some(f) = g.floor.as_ref().filter(|_| g.floor_out_of_reach()) else {
@@ -346,18 +346,27 @@ fn goal_verdict_cell(g: &GoalCheck) -> String {
     match g.verdict {
         // The measured ratio beat its own floor: the two figures disagree, say so.
         Verdict::Met => format!(
-            "{cell}, although {floor} (this run's raw flushes cost more than its commits did)"
+            "{cell}, although {floor} (this run's raw writes and flushes cost more than its commits did)"
         ),
         _ => format!("{cell} — {floor}: physically out of reach in this run"),
     }
 }
 
 /// A floor's derivation: `ours-disk-strict 1,020 flushes × 614 µs = 626.76 ms on
-/// sqlite-memvfs's 2,856.63 ms → 1.22×`.
+/// sqlite-memvfs's 2,856.63 ms → 1.22×`, with `+ 18.3 MB written × 512 µs/MiB` after the
+/// flushes where the floor has a byte term.
 fn floor_note(g: &GoalCheck) -> Option<String> {
     let f = g.floor.as_ref()?;
+    let bytes = match (f.bytes, f.write_us_per_mib, f.flush_us_per_mib) {
+        (Some(b), Some(w), Some(fl)) => format!(
+            " + {} MB written × {} µs/MiB",
+            fmt_fixed(b as f64 / 1e6, 1),
+            fmt_fixed(w + fl, 0)
+        ),
+        _ => String::new(),
+    };
     Some(format!(
-        "{} {} flushes × {} µs = {} ms on {}'s {} ms → {}",
+        "{} {} flushes × {} µs{bytes} = {} ms on {}'s {} ms → {}",
         g.backend,
         thousands(f.flushes),
         fmt_fixed(f.call_us, if f.call_us >= 100.0 { 0 } else { 1 }),
@@ -597,10 +606,12 @@ fn headline(out: &mut String, entries: &[Entry]) {
             "- The strict floor is the least this run's OPFS charges a strict backend: its \
              flushes in the 16 cases (median per case, summed) × the cheaper raw \
              write-and-flush pair per call (`{COMMIT_SERIES}` or `{COMMIT_SERIES_OVERWRITE}`: a \
-             4 KiB write + flush, median over the raw runs), added to the \
-             reference's median 16-case total, ÷ that total; a lower bound at this run's flush \
-             cost, not a result (`methodology.md`, \"The flush floor\"; the Goals table gives the \
-             same floor for every goal of ours against the reference, over that goal's span)."
+             4 KiB write + flush, median over the raw runs), plus, where the raw suite timed \
+             the flush after its 1 MiB appends, its other bytes written × the raw price of \
+             writing and flushing a MiB, added to the reference's median 16-case total, ÷ that \
+             total; a lower bound at this run's prices, not a result (`methodology.md`, \"The \
+             physical floor\"; the Goals table gives the same floor for every goal of ours \
+             against the reference, over that goal's span)."
         );
     }
     out.push('\n');
@@ -621,11 +632,12 @@ fn goals(out: &mut String, entries: &[Entry]) {
     let _ = writeln!(
         out,
         "Decided from the 95 % interval of each paired ratio (rule and goals: \
-         `bench-results/src/goals.rs`). Floor: the flush floor of the same run (the \
-         backend's flushes in the goal's span × the raw write-and-flush pair, on the \
-         reference's time; derived for the strict totals in the headline notes), \"–\" where \
-         there is none; it does not decide a verdict, it says when a goal \
-         is out of reach at the flush cost the run measured.\n"
+         `bench-results/src/goals.rs`). Floor: the physical floor of the same run (the \
+         backend's flushes in the goal's span × the raw write-and-flush pair, plus its bytes \
+         written × the raw price of writing and flushing a MiB, on the reference's time; \
+         derived for the strict totals in the headline notes), \"–\" where there is none; it \
+         does not decide a verdict, it says when a goal is out of reach at the prices the \
+         run measured.\n"
     );
     let mut t = Table::new(["Browser", "Goal", "Ratio [95 %]", "Floor", "Verdict"]);
     let floor_cell = |g: &GoalCheck| {
@@ -1544,17 +1556,20 @@ mod tests {
 
     #[test]
     fn a_floor_above_the_threshold_is_said_beside_the_verdict() {
-        use bench_results::goals::{Bound, FlushFloor};
+        use bench_results::goals::{Bound, PhysicalFloor};
         use bench_results::summary::Metric;
-        let floor = |ratio: f64| FlushFloor {
+        let floor = |ratio: f64| PhysicalFloor {
             flushes: 1020,
             series: COMMIT_SERIES.to_owned(),
             call_us: 614.0,
+            bytes: None,
+            write_us_per_mib: None,
+            flush_us_per_mib: None,
             floor_ms: 626.28,
             reference_ms: 2856.63,
             ratio,
         };
-        let g = |verdict: Verdict, f: Option<FlushFloor>| GoalCheck {
+        let g = |verdict: Verdict, f: Option<PhysicalFloor>| GoalCheck {
             goal: TOTAL_STRICT.to_owned(),
             backend: "ours-disk-strict".to_owned(),
             versus: "sqlite-memvfs".to_owned(),
@@ -1575,8 +1590,11 @@ mod tests {
             goal_verdict_cell(&g(Verdict::Undecided, Some(floor(1.351)))),
             "undecided — floor 1.35× > 1.25: physically out of reach in this run"
         );
-        assert!(goal_verdict_cell(&g(Verdict::Met, Some(floor(1.3))))
-            .starts_with("**met**, although floor 1.30× > 1.25 (this run's raw flushes cost more"));
+        assert!(
+            goal_verdict_cell(&g(Verdict::Met, Some(floor(1.3)))).starts_with(
+                "**met**, although floor 1.30× > 1.25 (this run's raw writes and flushes cost more"
+            )
+        );
         // Under the threshold, or none: the verdict alone.
         assert_eq!(
             goal_verdict_cell(&g(Verdict::NotMet, Some(floor(1.22)))),
