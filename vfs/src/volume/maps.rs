@@ -244,6 +244,25 @@ impl Content {
         self.chunk_mut(start, o + n)[o..o + n].copy_from_slice(&img[..n]);
     }
 
+    /// Whether page `page` (wholly within `len`) holds exactly `img` (`PAGE_SIZE` bytes).
+    pub(crate) fn page_is(&self, page: u64, img: &[u8]) -> bool {
+        debug_assert_eq!(img.len(), PAGE_SIZE);
+        let start = page * PAGE;
+        if start + PAGE > self.len {
+            return false;
+        }
+        // A page lies within one chunk (PAGE divides CONTENT_CHUNK); bytes past a chunk's
+        // allocation are zeros.
+        let o = (start % CONTENT_CHUNK_U64) as usize;
+        let chunk = self
+            .chunks
+            .get(&(start / CONTENT_CHUNK_U64))
+            .map_or(&[][..], |c| {
+                &c[o.min(c.len())..(o + PAGE_SIZE).min(c.len())]
+            });
+        img[..chunk.len()] == *chunk && img[chunk.len()..].iter().all(|&b| b == 0)
+    }
+
     /// Copies `src` to `offset` (within `len`); used when loading.
     pub(crate) fn put(&mut self, offset: u64, src: &[u8]) {
         let mut done = 0;

@@ -403,7 +403,9 @@ impl<S: Storage> Volume<S> {
         let mut out: Serialized = Vec::with_capacity(ids.len());
         for &id in ids {
             if let Some(p) = self.pending.get(&id) {
-                out.push((id, serialize_file(&mut self.log, id, p)));
+                let (f, cache) = (self.files.get(&id), &self.cache);
+                let unchanged = |page: u64, img: &[u8]| unchanged_page(f, cache, p, id, page, img);
+                out.push((id, serialize_file(&mut self.log, id, p, unchanged)));
             }
         }
         if commit {
@@ -975,9 +977,41 @@ impl<S: Storage> Volume<S> {
     }
 }
 
+/// Whether staged page `page` of `p` (file `id`, committed state `f`) is byte for byte the
+/// page's committed image, as far as memory can tell (the resident copy, or the Disk-mode
+/// cache, which serves committed images only), so that logging it would change nothing.
+/// SQLite rewrites whole pages: an autocommit INSERT with 8 KiB pages writes page 1 for its
+/// change counter, whose second 4 KiB never changes, and UPDATEs often change one half of a
+/// page. Never for a page the transaction cut (`floor`) or spilled (replay would take the
+/// spilled image), nor past either size.
+fn unchanged_page(
+    f: Option<&FileState>,
+    cache: &super::read::PageCache,
+    p: &Pending,
+    id: u64,
+    page: u64,
+    img: &[u8],
+) -> bool {
+    let end = (page + 1) * PAGE;
+    let Some(f) = f else { return false };
+    if !p.existed || p.deleted || end > p.floor || end > p.size || p.spilled.contains_key(&page) {
+        return false;
+    }
+    match &f.resident {
+        Some(c) => c.page_is(page, img),
+        None => cache.get(id, page).is_some_and(|c| c == img),
+    }
+}
+
 /// Frames for one file's changes since its last frames (see [`super::state::Logged`]); returns
-/// the pages it logged and where their images start.
-fn serialize_file(log: &mut LogWriter, id: u64, p: &Pending) -> Vec<(u64, LogLoc)> {
+/// the pages it logged and where their images start. Pages `unchanged` says equal their
+/// committed image are not logged (their staged image is dropped with the record).
+fn serialize_file(
+    log: &mut LogWriter,
+    id: u64,
+    p: &Pending,
+    unchanged: impl Fn(u64, &[u8]) -> bool,
+) -> Vec<(u64, LogLoc)> {
     let mut locs = Vec::new();
     if p.deleted {
         if p.logged.exists {
@@ -1006,6 +1040,9 @@ fn serialize_file(log: &mut LogWriter, id: u64, p: &Pending) -> Vec<(u64, LogLoc
         log.frame(FrameKind::SetLen, id, p.size, &[]);
     }
     for (&page, img) in p.staged.range(..pages_for(p.size)) {
+        if unchanged(page, img) {
+            continue;
+        }
         // At most a page.
         let n = (p.size - page * PAGE).min(PAGE) as usize;
         let loc = LogLoc {
