@@ -412,13 +412,14 @@ impl<F: StorageFactory> VolumeBackend<F> {
     }
 }
 
-/// The four counted figures, summed over both physical files.
+/// The counted figures, summed over both physical files.
 fn physical(c: &Counters) -> PhysicalCounters {
     let t = c.total();
     PhysicalCounters {
         flushes: t.flushes,
         writes: t.writes,
         bytes_written: t.written_bytes,
+        flushed_bytes: t.flushed_bytes,
         reads: t.reads,
     }
 }
@@ -428,6 +429,7 @@ fn add(a: PhysicalCounters, b: PhysicalCounters) -> PhysicalCounters {
         flushes: a.flushes + b.flushes,
         writes: a.writes + b.writes,
         bytes_written: a.bytes_written + b.bytes_written,
+        flushed_bytes: a.flushed_bytes + b.flushed_bytes,
         reads: a.reads + b.reads,
     }
 }

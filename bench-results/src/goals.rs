@@ -40,14 +40,16 @@
 //! - its F flushes, each priced as a 4 KiB write + flush (c = the cheaper of `append+flush`
 //!   and `overwrite+flush`, mean µs per call): each durable commit costs at least that;
 //! - its B bytes written, beyond the 4 KiB of each of those F pairs, each MiB priced as
-//!   written in 1 MiB calls (w, [`BULK_SERIES`]) and flushed (f: the flush right after those
-//!   appends, [`BULK_FLUSH_SERIES`], less a small flush, per MiB it carried) — since
-//!   2026-12-05; documents before have no byte term.
+//!   written in 1 MiB calls (w, [`BULK_SERIES`]), and the D bytes its flushes carried (the
+//!   bytes written to a file since its previous flush, counted at each flush), beyond those
+//!   pairs' too, each MiB priced as flushed (f: the flush right after those appends,
+//!   [`BULK_FLUSH_SERIES`], less a small flush, per MiB it carried) — since 2026-12-05;
+//!   documents before have no byte term.
 //!
 //! With R the reference's median of the same quantity:
 //!
 //! ```text
-//! floor_ms = F × c / 1000 + max(0, B − F × 4 KiB) / MiB × (w + f) / 1000
+//! floor_ms = (F × c + max(0, B − F × 4 KiB) / MiB × w + max(0, D − F × 4 KiB) / MiB × f) / 1000
 //! floor ratio = (R + floor_ms) ÷ R
 //! ```
 //!
@@ -57,9 +59,9 @@
 //! (still decided by the interval alone), it is a ratio of medians with no interval of its
 //! own, and F and B are what *our* design flushes and writes (≈ one flush per Strict commit;
 //! every page logged, and written home again at a checkpoint; the log's growth steps of
-//! zeros). Every byte is priced as flushed once, although a deferred level may flush some of
-//! them after the span. A flush in the SQL run can cost more or less than the raw one (the raw
-//! workloads run at another moment of the run). When the floor is above the threshold
+//! zeros; D leaves out what a deferred level flushes after the span). The flush price is
+//! linear in the bytes, from one flush of ~8 MB: a flush in the SQL run can cost more or less
+//! than that (a small flush's fixed part, another moment of the run). When the floor is above the threshold
 //! ([`GoalCheck::floor_out_of_reach`]) the goal cannot be met at the prices this run
 //! measured, whatever the engine does besides writing and flushing what it did. A document
 //! without the raw suite has no floor.
@@ -252,9 +254,12 @@ pub struct PhysicalFloor {
     /// Its cost: median across the raw runs of the series' mean µs per call.
     pub call_us: f64,
     /// B: the bytes the backend wrote in the span (summed like F from `bytes_written`). With
-    /// the two prices below; absent when the raw suite lacks [`BULK_FLUSH_SERIES`].
+    /// the prices below; absent when the raw suite lacks [`BULK_FLUSH_SERIES`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
+    /// D: the bytes its flushes in the span carried (summed like F from `flushed_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flushed_bytes: Option<u64>,
     /// µs to write a MiB in 1 MiB calls ([`BULK_SERIES`]: median total ÷ its MiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_us_per_mib: Option<f64>,
@@ -262,8 +267,9 @@ pub struct PhysicalFloor {
     /// that flush carried, at least 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush_us_per_mib: Option<f64>,
-    /// `flushes × call_us / 1000`, plus, with a byte term, the bytes beyond the 4 KiB each of
-    /// the F pairs already wrote × (`write_us_per_mib` + `flush_us_per_mib`) / 1000.
+    /// `flushes × call_us / 1000`, plus, with a byte term, the bytes written beyond the 4 KiB
+    /// each of the F pairs already wrote × `write_us_per_mib`, and the bytes flushed beyond
+    /// those pairs' × `flush_us_per_mib` (÷ 1000).
     pub floor_ms: f64,
     /// The memory reference's median of the same quantity (written `reference_total_ms`
     /// before the floor covered more than the 16-case total).
@@ -315,20 +321,28 @@ impl PhysicalFloor {
         };
         let flushes = |k: &PhysicalCounters| k.flushes;
         let bytes = |k: &PhysicalCounters| k.bytes_written;
-        let (flushes, bytes, reference_ms) = match metric {
+        let flushed = |k: &PhysicalCounters| k.flushed_bytes;
+        let (flushes, bytes, flushed, reference_ms) = match metric {
             Metric::Total => (
                 cases(1, flushes)?,
                 cases(1, bytes),
+                cases(1, flushed),
                 reference.total_ms?.median,
             ),
             Metric::Tests2To16 => (
                 cases(2, flushes)?,
                 cases(2, bytes),
+                cases(2, flushed),
                 reference.tests_2_to_16_ms?.median,
             ),
             Metric::Batch => {
                 let k = summary.batch_counters?;
-                (k.flushes, Some(k.bytes_written), reference.batch_ms?.median)
+                (
+                    k.flushes,
+                    Some(k.bytes_written),
+                    Some(k.flushed_bytes),
+                    reference.batch_ms?.median,
+                )
             }
             _ => return None,
         };
@@ -344,20 +358,23 @@ impl PhysicalFloor {
         }
         // Counts stay far below 2^53: exact as f64.
         let mut floor_ms = flushes as f64 * call_us / 1000.0;
-        let (bytes, write_us_per_mib, flush_us_per_mib) = match (bytes, bulk_prices(raw)) {
-            (Some(b), Some((w, f))) => {
-                // The F pairs priced above wrote (and flushed) their bytes already.
-                let beyond = b.saturating_sub(flushes.saturating_mul(u64::from(pair_bytes)));
-                floor_ms += beyond as f64 / MIB * (w + f) / 1000.0;
-                (Some(b), Some(w), Some(f))
-            }
-            _ => (None, None, None),
-        };
+        let (bytes, flushed_bytes, write_us_per_mib, flush_us_per_mib) =
+            match (bytes, flushed, bulk_prices(raw)) {
+                (Some(b), Some(d), Some((w, f))) => {
+                    // The F pairs priced above wrote and flushed their bytes already.
+                    let paid = flushes.saturating_mul(u64::from(pair_bytes));
+                    floor_ms += b.saturating_sub(paid) as f64 / MIB * w / 1000.0;
+                    floor_ms += d.saturating_sub(paid) as f64 / MIB * f / 1000.0;
+                    (Some(b), Some(d), Some(w), Some(f))
+                }
+                _ => (None, None, None, None),
+            };
         Some(Self {
             flushes,
             series: series.to_owned(),
             call_us,
             bytes,
+            flushed_bytes,
             write_us_per_mib,
             flush_us_per_mib,
             floor_ms,
@@ -799,7 +816,8 @@ mod tests {
             for r in &mut b.runs {
                 let s = r.suite.as_mut().unwrap();
                 for (c, n) in s.cases.iter_mut().zip(bytes) {
-                    c.counters.as_mut().unwrap().bytes_written = n;
+                    let k = c.counters.as_mut().unwrap();
+                    (k.bytes_written, k.flushed_bytes) = (n, n);
                 }
             }
             b
@@ -835,6 +853,7 @@ mod tests {
         // 1,002 × 4 KiB: 4 MiB − 8 KiB = 3.9921875 MiB × (400 + 300) µs = 2.79453125 ms.
         assert_eq!(f.flushes, 1002);
         assert_eq!(f.bytes, Some(1000 * 4096 + 4 * MIB_U));
+        assert_eq!(f.flushed_bytes, Some(1000 * 4096 + 4 * MIB_U));
         assert_eq!(f.write_us_per_mib, Some(400.0));
         assert_eq!(f.flush_us_per_mib, Some(300.0));
         assert!((f.floor_ms - 503.794_531_25).abs() < 1e-9, "{f:?}");
@@ -846,8 +865,13 @@ mod tests {
         }
         let f = PhysicalFloor::of(&sql, &old, "ours-disk-strict", Metric::Total).unwrap();
         assert_eq!(
-            (f.bytes, f.write_us_per_mib, f.flush_us_per_mib),
-            (None, None, None)
+            (
+                f.bytes,
+                f.flushed_bytes,
+                f.write_us_per_mib,
+                f.flush_us_per_mib
+            ),
+            (None, None, None, None)
         );
         assert!((f.floor_ms - 501.0).abs() < 1e-9, "{f:?}");
         // And a document without the byte fields still loads.

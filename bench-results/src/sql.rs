@@ -218,8 +218,17 @@ pub struct PhysicalCounters {
     pub writes: u64,
     /// Bytes written.
     pub bytes_written: u64,
+    /// Bytes the flushes made durable (at each flush, the bytes written to that file since its
+    /// previous one). 0 in documents before 2026-12-05, which did not count it (and 0 is not
+    /// written).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flushed_bytes: u64,
     /// `read_at` calls.
     pub reads: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl PhysicalCounters {
@@ -229,6 +238,7 @@ impl PhysicalCounters {
             flushes: self.flushes.saturating_sub(earlier.flushes),
             writes: self.writes.saturating_sub(earlier.writes),
             bytes_written: self.bytes_written.saturating_sub(earlier.bytes_written),
+            flushed_bytes: self.flushed_bytes.saturating_sub(earlier.flushed_bytes),
             reads: self.reads.saturating_sub(earlier.reads),
         }
     }
@@ -247,6 +257,7 @@ impl PhysicalCounters {
             flushes: field(|c| c.flushes),
             writes: field(|c| c.writes),
             bytes_written: field(|c| c.bytes_written),
+            flushed_bytes: field(|c| c.flushed_bytes),
             reads: field(|c| c.reads),
         })
     }

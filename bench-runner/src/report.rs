@@ -353,15 +353,23 @@ fn goal_verdict_cell(g: &GoalCheck) -> String {
 }
 
 /// A floor's derivation: `ours-disk-strict 1,020 flushes × 614 µs = 626.76 ms on
-/// sqlite-memvfs's 2,856.63 ms → 1.22×`, with `+ 18.3 MB written × 512 µs/MiB` after the
-/// flushes where the floor has a byte term.
+/// sqlite-memvfs's 2,856.63 ms → 1.22×`, with `+ 18.3 MB written × 435 µs/MiB + 17.9 MB
+/// flushed × 681 µs/MiB` after the flushes where the floor has a byte term.
 fn floor_note(g: &GoalCheck) -> Option<String> {
     let f = g.floor.as_ref()?;
-    let bytes = match (f.bytes, f.write_us_per_mib, f.flush_us_per_mib) {
-        (Some(b), Some(w), Some(fl)) => format!(
-            " + {} MB written × {} µs/MiB",
-            fmt_fixed(b as f64 / 1e6, 1),
-            fmt_fixed(w + fl, 0)
+    let mb = |b: u64| fmt_fixed(b as f64 / 1e6, 1);
+    let bytes = match (
+        f.bytes,
+        f.flushed_bytes,
+        f.write_us_per_mib,
+        f.flush_us_per_mib,
+    ) {
+        (Some(b), Some(d), Some(w), Some(fl)) => format!(
+            " + {} MB written × {} µs/MiB + {} MB flushed × {} µs/MiB",
+            mb(b),
+            fmt_fixed(w, 0),
+            mb(d),
+            fmt_fixed(fl, 0)
         ),
         _ => String::new(),
     };
@@ -608,8 +616,8 @@ fn headline(out: &mut String, entries: &[Entry]) {
              write-and-flush pair per call (`{COMMIT_SERIES}` or `{COMMIT_SERIES_OVERWRITE}`: a \
              4 KiB write + flush, median over the raw runs), plus, where the raw suite timed \
              the flush after its 1 MiB appends, its other bytes written × the raw price of \
-             writing and flushing a MiB, added to the reference's median 16-case total, ÷ that \
-             total; a lower bound at this run's prices, not a result (`methodology.md`, \"The \
+             writing a MiB and the other bytes its flushes carried × the raw price of flushing \
+             a MiB, added to the reference's median 16-case total, ÷ that total; a lower bound at this run's prices, not a result (`methodology.md`, \"The \
              physical floor\"; the Goals table gives the same floor for every goal of ours \
              against the reference, over that goal's span)."
         );
@@ -634,7 +642,8 @@ fn goals(out: &mut String, entries: &[Entry]) {
         "Decided from the 95 % interval of each paired ratio (rule and goals: \
          `bench-results/src/goals.rs`). Floor: the physical floor of the same run (the \
          backend's flushes in the goal's span × the raw write-and-flush pair, plus its bytes \
-         written × the raw price of writing and flushing a MiB, on the reference's time; \
+         written and flushed × the raw prices of writing and of flushing a MiB, on the \
+         reference's time; \
          derived for the strict totals in the headline notes), \"–\" where there is none; it \
          does not decide a verdict, it says when a goal is out of reach at the prices the \
          run measured.\n"
@@ -1563,6 +1572,7 @@ mod tests {
             series: COMMIT_SERIES.to_owned(),
             call_us: 614.0,
             bytes: None,
+            flushed_bytes: None,
             write_us_per_mib: None,
             flush_us_per_mib: None,
             floor_ms: 626.28,

@@ -392,6 +392,7 @@ impl SqlBackend for OursOpfsBackend {
             flushes: total.flushes,
             writes: total.writes,
             bytes_written: total.written_bytes,
+            flushed_bytes: total.flushed_bytes,
             reads: total.reads,
         })
     }

@@ -390,6 +390,7 @@ impl SqlBackend for OursBackend {
             flushes: total.flushes,
             writes: total.writes,
             bytes_written: total.written_bytes,
+            flushed_bytes: total.flushed_bytes,
             reads: total.reads,
         })
     }

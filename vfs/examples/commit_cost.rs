@@ -102,15 +102,7 @@ fn measure(mode: BufferMode, durability: Durability, journal: &'static str, batc
 }
 
 fn diff(a: &FileCounters, b: &FileCounters) -> FileCounters {
-    FileCounters {
-        reads: a.reads - b.reads,
-        read_bytes: a.read_bytes - b.read_bytes,
-        writes: a.writes - b.writes,
-        written_bytes: a.written_bytes - b.written_bytes,
-        flushes: a.flushes - b.flushes,
-        len_calls: a.len_calls - b.len_calls,
-        set_len_calls: a.set_len_calls - b.set_len_calls,
-    }
+    a.since(b)
 }
 
 fn per(n: u64) -> f64 {

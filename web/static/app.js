@@ -636,12 +636,12 @@ function goalsTable(v) {
   // The physical floor (computed in Rust): the backend's flushes in the goal's span × this
   // run's cheaper raw write+flush pair, plus its bytes written × the raw 1 MiB write and flush
   // prices (documents since 2026-12-05), on the reference's time for the same span.
-  const floorBytes = (f) => (isNum(f.bytes) && isNum(f.write_us_per_mib) && isNum(f.flush_us_per_mib)
-    ? ` + ${(f.bytes / 1e6).toFixed(1)} MB × ${(f.write_us_per_mib + f.flush_us_per_mib).toFixed(0)} µs/MiB (1 MiB writes and their flush)`
+  const floorBytes = (f) => (isNum(f.bytes) && isNum(f.flushed_bytes) && isNum(f.write_us_per_mib) && isNum(f.flush_us_per_mib)
+    ? ` + ${(f.bytes / 1e6).toFixed(1)} MB written × ${f.write_us_per_mib.toFixed(0)} µs/MiB + ${(f.flushed_bytes / 1e6).toFixed(1)} MB flushed × ${f.flush_us_per_mib.toFixed(0)} µs/MiB`
     : '');
   const floorCell = (g) => (g.floor ? `<td class="cell" title="${esc(`${g.floor.flushes} flushes × ${g.floor.call_us.toFixed(0)} µs (${g.floor.series})${floorBytes(g.floor)} = ${g.floor.floor_ms.toFixed(1)} ms on a ${g.floor.reference_ms.toFixed(0)} ms reference`)}">${esc(`${g.floor.ratio.toFixed(2)}×`)}</td>` : '<td>–</td>');
   const rows = overall.map((g) => `<tr><th scope="row">${esc(g.statement)}</th><td class="cell">${esc(fmtRatioStat(g.ratio) || '–')}</td>${floorCell(g)}<td>${verdictBadge(g.verdict)}</td></tr>`);
-  let html = tableWrap(`Goals · ${esc(v.label)}`, head, rows, 'A goal is met only if its whole 95 % interval is on the right side of the bound, not met if the whole interval is on the wrong side; otherwise it is undecided (more rounds narrow the interval). Floor: the least this run\'s OPFS charges the backend over the goal\'s span (its flushes × the raw write+flush cost, plus its bytes written × the raw cost of writing and flushing 1 MiB, on the reference\'s time); a floor above the bound puts the goal out of reach at those prices.');
+  let html = tableWrap(`Goals · ${esc(v.label)}`, head, rows, 'A goal is met only if its whole 95 % interval is on the right side of the bound, not met if the whole interval is on the wrong side; otherwise it is undecided (more rounds narrow the interval). Floor: the least this run\'s OPFS charges the backend over the goal\'s span (its flushes × the raw write+flush cost, plus its bytes written and flushed × the raw costs of writing and of flushing 1 MiB, on the reference\'s time); a floor above the bound puts the goal out of reach at those prices.');
   if (perCase.length) {
     const pairs = [...new Set(perCase.map((g) => `${g.backend} ÷ ${g.versus}`))];
     const cases = [...new Set(perCase.map((g) => g.case))];

@@ -16,6 +16,9 @@ pub struct FileCounters {
     pub written_bytes: u64,
     /// `flush` calls.
     pub flushes: u64,
+    /// Bytes the successful flushes made durable: at each, the bytes passed to successful
+    /// `write_at` calls on the file since its previous flush (what the flush had to carry).
+    pub flushed_bytes: u64,
     /// `len` calls.
     pub len_calls: u64,
     /// `set_len` calls.
@@ -34,17 +37,20 @@ impl FileCounters {
         self.writes += o.writes;
         self.written_bytes += o.written_bytes;
         self.flushes += o.flushes;
+        self.flushed_bytes += o.flushed_bytes;
         self.len_calls += o.len_calls;
         self.set_len_calls += o.set_len_calls;
     }
 
-    fn sub(&self, o: &FileCounters) -> FileCounters {
+    /// `self - o`: the calls made between two readings.
+    pub fn since(&self, o: &FileCounters) -> FileCounters {
         FileCounters {
             reads: self.reads - o.reads,
             read_bytes: self.read_bytes - o.read_bytes,
             writes: self.writes - o.writes,
             written_bytes: self.written_bytes - o.written_bytes,
             flushes: self.flushes - o.flushes,
+            flushed_bytes: self.flushed_bytes - o.flushed_bytes,
             len_calls: self.len_calls - o.len_calls,
             set_len_calls: self.set_len_calls - o.set_len_calls,
         }
@@ -77,8 +83,8 @@ impl Counters {
     pub fn since(&self, earlier: &Counters) -> Counters {
         Counters {
             files: [
-                self.files[0].sub(&earlier.files[0]),
-                self.files[1].sub(&earlier.files[1]),
+                self.files[0].since(&earlier.files[0]),
+                self.files[1].since(&earlier.files[1]),
             ],
         }
     }
@@ -89,6 +95,8 @@ impl Counters {
 pub struct Counted<S> {
     inner: S,
     counters: Counters,
+    /// Per physical file: bytes written since its last successful flush.
+    unflushed: [u64; 2],
 }
 
 impl<S: Storage> Counted<S> {
@@ -97,6 +105,7 @@ impl<S: Storage> Counted<S> {
         Self {
             inner,
             counters: Counters::default(),
+            unflushed: [0; 2],
         }
     }
 
@@ -125,6 +134,7 @@ impl<S: Storage> Counted<S> {
         CountedFile {
             file: self.inner.file(id),
             counters: &mut self.counters.files[id.index()],
+            unflushed: &mut self.unflushed[id.index()],
         }
     }
 }
@@ -133,6 +143,7 @@ impl<S: Storage> Counted<S> {
 pub struct CountedFile<'a> {
     file: &'a mut dyn PhysicalFile,
     counters: &'a mut FileCounters,
+    unflushed: &'a mut u64,
 }
 
 impl std::fmt::Debug for CountedFile<'_> {
@@ -155,6 +166,7 @@ impl PhysicalFile for CountedFile<'_> {
         self.counters.writes += 1;
         self.file.write_at(offset, data)?;
         self.counters.written_bytes += data.len() as u64;
+        *self.unflushed += data.len() as u64;
         Ok(())
     }
 
@@ -170,6 +182,41 @@ impl PhysicalFile for CountedFile<'_> {
 
     fn flush(&mut self) -> StorageResult<()> {
         self.counters.flushes += 1;
-        self.file.flush()
+        self.file.flush()?;
+        self.counters.flushed_bytes += std::mem::take(self.unflushed);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::MemoryStorage;
+
+    /// A flush is counted with the bytes written to its file since that file's previous flush;
+    /// the other file's writes are not its bytes.
+    #[test]
+    fn flushed_bytes_are_what_each_flush_carried() {
+        let mut c = Counted::new(MemoryStorage::new());
+        let (data, log) = (PhysicalFileId::Data, PhysicalFileId::Log);
+        c.file(log).write_at(0, &[1; 100]).unwrap();
+        c.file(log).write_at(100, &[2; 50]).unwrap();
+        c.file(data).write_at(0, &[3; 4096]).unwrap();
+        c.file(log).flush().unwrap();
+        assert_eq!(c.counters().file(log).flushed_bytes, 150);
+        assert_eq!(c.counters().file(data).flushed_bytes, 0);
+        c.file(log).flush().unwrap();
+        assert_eq!(
+            c.counters().file(log).flushed_bytes,
+            150,
+            "nothing new to carry"
+        );
+        let before = c.counters();
+        c.file(log).write_at(0, &[4; 10]).unwrap();
+        c.file(log).flush().unwrap();
+        c.file(data).flush().unwrap();
+        let since = c.counters().since(&before);
+        assert_eq!(since.file(log).flushed_bytes, 10);
+        assert_eq!(since.total().flushed_bytes, 10 + 4096);
     }
 }
