@@ -13,6 +13,8 @@
 //! | `append+flush: flush` | M | the `flush()` of each pair alone |
 //! | `overwrite+flush` | M | a 4 KiB write inside a file pre-sized (and flushed) to M × 4 KiB, at the next 4 KiB offset, followed by `flush()`: what a commit costs when the log does not grow the file |
 //! | `overwrite+flush: flush` | M | the `flush()` of each pair alone |
+//! | `commit-sized overwrite+flush` | M | the same with writes of [`LOG_COMMIT_BYTES`] (12,576 B: one test-1 autocommit in our log) at consecutive offsets, not 4 KiB aligned, in a file pre-sized to M × 12,576 |
+//! | `commit-sized overwrite+flush: flush` | M | the `flush()` of each pair alone |
 //! | `new-file: create+open` | M | `getFileHandle(name, {create: true})` + `createSyncAccessHandle()` on a new name |
 //! | `new-file: first write` | M | `write(4 KiB, {at: 0})` into that empty file |
 //! | `new-file: close` | M | `close()` of the handle |
@@ -36,10 +38,17 @@ use web_sys::FileSystemDirectoryHandle;
 /// Seed of the bytes written (their values do not matter; they are not zeros).
 const DATA_SEED: u64 = 0x0BF5_0000_0000_0001;
 
+/// Bytes one autocommit INSERT of the SQL suite's test 1 writes to our log (three 4 KiB page
+/// frames and a commit frame: 3 × 4,152 + 120; measured 2026-12-05 with 8 KiB SQLite pages).
+pub const LOG_COMMIT_BYTES: u32 = 12_576;
+
+/// Name of the commit-sized write+flush series.
+pub const COMMIT_SIZED: &str = "commit-sized overwrite+flush";
+
 /// Units of work per run, for progress: small-append, small-overwrite, one per chunk size,
-/// append+flush, overwrite+flush, new-file.
+/// append+flush, overwrite+flush, commit-sized overwrite+flush, new-file.
 pub fn workload_count(cfg: &RawConfig) -> u32 {
-    5 + u32::try_from(cfg.chunk_bytes.len()).unwrap_or(0)
+    6 + u32::try_from(cfg.chunk_bytes.len()).unwrap_or(0)
 }
 
 /// `65536` → `"64 KiB"`, `1048576` → `"1 MiB"`.
@@ -91,7 +100,7 @@ pub async fn run_raw_suite(
         .chunk_bytes
         .iter()
         .copied()
-        .chain([cfg.small_bytes])
+        .chain([cfg.small_bytes, LOG_COMMIT_BYTES])
         .max()
         .unwrap_or(cfg.small_bytes);
     let data = pattern(largest as usize);
@@ -285,6 +294,22 @@ async fn run_once(
     )?);
     out.push(series("overwrite+flush: flush", 0, 0, flushes)?);
     report("overwrite+flush", clock.now() - start);
+
+    // commit-sized overwrite+flush: what one autocommit costs our log physically, with the
+    // log's own sizes and offsets (not 4 KiB aligned), inside a file already sized.
+    let start = clock.now();
+    let n = LOG_COMMIT_BYTES as usize;
+    let commit_total = u64::from(m) * u64::from(LOG_COMMIT_BYTES);
+    let h = fresh(d, "commit-flush.bin").await?;
+    let sized = vec![0x5Au8; usize::try_from(commit_total).unwrap_or(usize::MAX)];
+    h.write_at(&sized, 0)?;
+    h.flush()?;
+    drop(sized);
+    let (pairs, flushes) = write_flush_pairs(&h, clock, &data[..n], m)?;
+    discard(d, "commit-flush.bin", h).await?;
+    out.push(series(COMMIT_SIZED, LOG_COMMIT_BYTES, commit_total, pairs)?);
+    out.push(series(&format!("{COMMIT_SIZED}: flush"), 0, 0, flushes)?);
+    report(COMMIT_SIZED, clock.now() - start);
 
     // new-file cycle
     let start = clock.now();

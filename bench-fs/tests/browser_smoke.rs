@@ -144,6 +144,8 @@ async fn smoke_every_backend_and_raw_workloads() {
             "append+flush: flush",
             "overwrite+flush",
             "overwrite+flush: flush",
+            "commit-sized overwrite+flush",
+            "commit-sized overwrite+flush: flush",
             "new-file: create+open",
             "new-file: first write",
             "new-file: close",
@@ -161,6 +163,7 @@ async fn smoke_every_backend_and_raw_workloads() {
     assert_eq!(calls("chunked-append (1 MiB): flush"), 1);
     assert_eq!(calls("new-file: full cycle"), 4);
     assert_eq!(calls("overwrite+flush"), calls("append+flush"));
+    assert_eq!(calls("commit-sized overwrite+flush"), calls("append+flush"));
     // Whole workloads take measurable time even at a coarse timer step.
     let new_file = run
         .series
