@@ -354,3 +354,48 @@ fn the_32_round_run_is_within_3_percent_and_meets_the_sharing_goal() {
         );
     }
 }
+
+/// The first run with Balanced write-outs grouped and unchanged pages skipped
+/// (`results/2026-12-05-grouped/`, commit `5d1f5d3`) loads; its physical floors, with the byte
+/// term, recompute to what it recorded; and its counters show the two changes: test 1's 1,000
+/// Balanced autocommits wrote under 3 MB (15.8 MB before grouping, 2026-12-04) and a Strict one
+/// about 12.6 KB of frames (three page frames; four before unchanged pages were skipped).
+#[test]
+fn the_grouped_run_recomputes_its_physical_floors() {
+    use bench_results::goals::PhysicalFloor;
+    for browser in ["chromium", "firefox"] {
+        let doc = load_file(&results().join(format!(
+            "2026-12-05-grouped/2026-12-05-{browser}.json"
+        )));
+        let sql = doc.sql.as_ref().expect("a SQL section");
+        let raw = doc.raw.as_ref().expect("a raw suite");
+        let mut with_bytes = 0;
+        for g in &sql.goals {
+            let Some(f) = &g.floor else { continue };
+            let again = PhysicalFloor::of(sql, raw, &g.backend, g.metric).expect("a floor");
+            assert_eq!(&again, f, "{browser}: {}", g.statement);
+            with_bytes += usize::from(f.bytes.is_some() && f.flushed_bytes.is_some());
+        }
+        // Every goal of ours against the reference: the 4 totals of the Strict and Balanced
+        // backends, and tests 2–16 and the batch of all 6.
+        assert_eq!(with_bytes, 16, "{browser}");
+        let case1 = |name: &str| {
+            let b = sql.backend(name).unwrap();
+            let c = b.summary.as_ref().unwrap().cases_ms[0].counters.unwrap();
+            (c.flushes, c.bytes_written)
+        };
+        for name in ["ours-disk-balanced", "ours-memory-balanced"] {
+            let (flushes, bytes) = case1(name);
+            assert!(flushes <= 1 && bytes < 3_000_000, "{browser} {name}: {bytes}");
+        }
+        let (flushes, bytes) = case1("ours-memory-strict");
+        assert_eq!(flushes, 1001, "{browser}");
+        // Frames of 12,576 bytes per commit, and at most as many bytes again of the log's
+        // growth steps of zeros (a MiB of zeros written ahead per MiB of frames, and the
+        // last step): four frames per commit (16,728 bytes) would pass the bound.
+        assert!(
+            bytes >= 1001 * 12_576 && bytes <= 2 * 1001 * 12_576 + (2 << 20),
+            "{browser}: {bytes}"
+        );
+    }
+}
