@@ -364,9 +364,8 @@ fn the_32_round_run_is_within_3_percent_and_meets_the_sharing_goal() {
 fn the_grouped_run_recomputes_its_physical_floors() {
     use bench_results::goals::PhysicalFloor;
     for browser in ["chromium", "firefox"] {
-        let doc = load_file(&results().join(format!(
-            "2026-12-05-grouped/2026-12-05-{browser}.json"
-        )));
+        let doc =
+            load_file(&results().join(format!("2026-12-05-grouped/2026-12-05-{browser}.json")));
         let sql = doc.sql.as_ref().expect("a SQL section");
         let raw = doc.raw.as_ref().expect("a raw suite");
         let mut with_bytes = 0;
@@ -386,7 +385,10 @@ fn the_grouped_run_recomputes_its_physical_floors() {
         };
         for name in ["ours-disk-balanced", "ours-memory-balanced"] {
             let (flushes, bytes) = case1(name);
-            assert!(flushes <= 1 && bytes < 3_000_000, "{browser} {name}: {bytes}");
+            assert!(
+                flushes <= 1 && bytes < 3_000_000,
+                "{browser} {name}: {bytes}"
+            );
         }
         let (flushes, bytes) = case1("ours-memory-strict");
         assert_eq!(flushes, 1001, "{browser}");
