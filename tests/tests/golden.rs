@@ -396,7 +396,7 @@ fn the_grouped_run_recomputes_its_physical_floors() {
         // growth steps of zeros (a MiB of zeros written ahead per MiB of frames, and the
         // last step): four frames per commit (16,728 bytes) would pass the bound.
         assert!(
-            bytes >= 1001 * 12_576 && bytes <= 2 * 1001 * 12_576 + (2 << 20),
+            (1001 * 12_576..=2 * 1001 * 12_576 + (2 << 20)).contains(&bytes),
             "{browser}: {bytes}"
         );
     }
