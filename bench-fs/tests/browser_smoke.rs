@@ -175,8 +175,8 @@ async fn smoke_every_backend_and_raw_workloads() {
     // Progress: every unit reported once, in order.
     assert_eq!(
         events.len(),
-        5 + 7,
-        "5 lifecycle backends + 7 raw workloads"
+        5 + 8,
+        "5 lifecycle backends + 8 raw workloads"
     );
     assert_eq!(events.last().unwrap().done, events.last().unwrap().total);
     assert_eq!(events[0].suite, SuiteKind::Lifecycle);
@@ -187,7 +187,7 @@ async fn smoke_every_backend_and_raw_workloads() {
     let mut raw = result.raw.clone().unwrap();
     raw.summarize();
     lifecycle.summarize(Some(&raw), &bench_results::Bootstrap::default());
-    assert_eq!(raw.summary.as_ref().unwrap().len(), 13);
+    assert_eq!(raw.summary.as_ref().unwrap().len(), 17);
     assert!(raw.derived.as_ref().unwrap().new_file_cycle_us.is_some());
     assert_eq!(lifecycle.floors.len(), 4, "create, write, delete, flush");
     for b in &lifecycle.backends {
