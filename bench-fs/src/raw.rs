@@ -172,6 +172,27 @@ fn write_flush_pairs(
     Ok((pairs, flushes))
 }
 
+/// [`write_flush_pairs`] in a new file `name` already sized (and flushed, outside the timings)
+/// to the `m × buf.len()` bytes the pairs overwrite; returns the pairs, the flushes and that
+/// total.
+async fn overwrite_flush_pairs(
+    d: &FileSystemDirectoryHandle,
+    name: &str,
+    clock: &Clock,
+    buf: &[u8],
+    m: u32,
+) -> Result<(Vec<f64>, Vec<f64>, u64), FsError> {
+    let total = u64::from(m) * buf.len() as u64;
+    let h = fresh(d, name).await?;
+    let sized = vec![0x5Au8; usize::try_from(total).unwrap_or(usize::MAX)];
+    h.write_at(&sized, 0)?;
+    h.flush()?;
+    drop(sized);
+    let (pairs, flushes) = write_flush_pairs(&h, clock, buf, m)?;
+    discard(d, name, h).await?;
+    Ok((pairs, flushes, total))
+}
+
 /// Appends `total` bytes in calls of `chunk` bytes (the last may be shorter), timing each.
 fn appends(
     h: &SyncHandle,
@@ -276,40 +297,22 @@ async fn run_once(
     out.push(series("append+flush: flush", 0, 0, flushes)?);
     report("append+flush", clock.now() - start);
 
-    // overwrite+flush: the same pairs inside a file that already has its size (sized and
-    // flushed outside the timings), so no write changes the file's length.
-    let start = clock.now();
-    let h = fresh(d, "overwrite-flush.bin").await?;
-    let sized = vec![0x5Au8; usize::try_from(flush_total).unwrap_or(usize::MAX)];
-    h.write_at(&sized, 0)?;
-    h.flush()?;
-    drop(sized);
-    let (pairs, flushes) = write_flush_pairs(&h, clock, buf, m)?;
-    discard(d, "overwrite-flush.bin", h).await?;
-    out.push(series(
-        "overwrite+flush",
-        cfg.small_bytes,
-        flush_total,
-        pairs,
-    )?);
-    out.push(series("overwrite+flush: flush", 0, 0, flushes)?);
-    report("overwrite+flush", clock.now() - start);
-
-    // commit-sized overwrite+flush: what one autocommit costs our log physically, with the
-    // log's own sizes and offsets (not 4 KiB aligned), inside a file already sized.
-    let start = clock.now();
-    let n = LOG_COMMIT_BYTES as usize;
-    let commit_total = u64::from(m) * u64::from(LOG_COMMIT_BYTES);
-    let h = fresh(d, "commit-flush.bin").await?;
-    let sized = vec![0x5Au8; usize::try_from(commit_total).unwrap_or(usize::MAX)];
-    h.write_at(&sized, 0)?;
-    h.flush()?;
-    drop(sized);
-    let (pairs, flushes) = write_flush_pairs(&h, clock, &data[..n], m)?;
-    discard(d, "commit-flush.bin", h).await?;
-    out.push(series(COMMIT_SIZED, LOG_COMMIT_BYTES, commit_total, pairs)?);
-    out.push(series(&format!("{COMMIT_SIZED}: flush"), 0, 0, flushes)?);
-    report(COMMIT_SIZED, clock.now() - start);
+    // overwrite+flush: the same pairs inside a file that already has its size, so no write
+    // changes the file's length; then with the log's own sizes and offsets (not 4 KiB
+    // aligned): what one autocommit costs our log physically.
+    let commit = &data[..LOG_COMMIT_BYTES as usize];
+    for (name, file, bytes) in [
+        ("overwrite+flush", "overwrite-flush.bin", buf),
+        (COMMIT_SIZED, "commit-flush.bin", commit),
+    ] {
+        let start = clock.now();
+        let (pairs, flushes, total) = overwrite_flush_pairs(d, file, clock, bytes, m).await?;
+        // A write is at most the largest chunk or LOG_COMMIT_BYTES: it fits a u32.
+        let per_call = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
+        out.push(series(name, per_call, total, pairs)?);
+        out.push(series(&format!("{name}: flush"), 0, 0, flushes)?);
+        report(name, clock.now() - start);
+    }
 
     // new-file cycle
     let start = clock.now();

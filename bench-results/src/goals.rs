@@ -49,7 +49,8 @@
 //! With R the reference's median of the same quantity:
 //!
 //! ```text
-//! floor_ms = (F × c + max(0, B − F × 4 KiB) / MiB × w + max(0, D − F × 4 KiB) / MiB × f) / 1000
+//! floor_ms = (F × c + max(0, B − F × 4 KiB) / MiB × w
+//!                   + max(0, D − F × 4 KiB) / MiB × f) / 1000
 //! floor ratio = (R + floor_ms) ÷ R
 //! ```
 //!
@@ -61,10 +62,10 @@
 //! every page logged, and written home again at a checkpoint; the log's growth steps of
 //! zeros; D leaves out what a deferred level flushes after the span). The flush price is
 //! linear in the bytes, from one flush of ~8 MB: a flush in the SQL run can cost more or less
-//! than that (a small flush's fixed part, another moment of the run). When the floor is above the threshold
-//! ([`GoalCheck::floor_out_of_reach`]) the goal cannot be met at the prices this run
-//! measured, whatever the engine does besides writing and flushing what it did. A document
-//! without the raw suite has no floor.
+//! than that (a small flush's fixed part, another moment of the run). When the floor is above
+//! the threshold ([`GoalCheck::floor_out_of_reach`]) the goal cannot be met at the prices this
+//! run measured, whatever the engine does besides writing and flushing what it did. A
+//! document without the raw suite has no floor.
 
 use serde::{Deserialize, Serialize};
 

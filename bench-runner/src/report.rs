@@ -617,9 +617,10 @@ fn headline(out: &mut String, entries: &[Entry]) {
              4 KiB write + flush, median over the raw runs), plus, where the raw suite timed \
              the flush after its 1 MiB appends, its other bytes written × the raw price of \
              writing a MiB and the other bytes its flushes carried × the raw price of flushing \
-             a MiB, added to the reference's median 16-case total, ÷ that total; a lower bound at this run's prices, not a result (`methodology.md`, \"The \
-             physical floor\"; the Goals table gives the same floor for every goal of ours \
-             against the reference, over that goal's span)."
+             a MiB, added to the reference's median 16-case total, ÷ that total; a lower \
+             bound at this run's prices, not a result (`methodology.md`, \"The physical \
+             floor\"; the Goals table gives the same floor for every goal of ours against the \
+             reference, over that goal's span)."
         );
     }
     out.push('\n');
@@ -643,10 +644,9 @@ fn goals(out: &mut String, entries: &[Entry]) {
          `bench-results/src/goals.rs`). Floor: the physical floor of the same run (the \
          backend's flushes in the goal's span × the raw write-and-flush pair, plus its bytes \
          written and flushed × the raw prices of writing and of flushing a MiB, on the \
-         reference's time; \
-         derived for the strict totals in the headline notes), \"–\" where there is none; it \
-         does not decide a verdict, it says when a goal is out of reach at the prices the \
-         run measured.\n"
+         reference's time; derived for the strict totals in the headline notes), \"–\" where \
+         there is none; it does not decide a verdict, it says when a goal is out of reach at \
+         the prices the run measured.\n"
     );
     let mut t = Table::new(["Browser", "Goal", "Ratio [95 %]", "Floor", "Verdict"]);
     let floor_cell = |g: &GoalCheck| {

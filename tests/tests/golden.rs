@@ -23,9 +23,10 @@ fn load_file(path: &Path) -> Document {
     Document::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The committed run `results/<dir>/2026-12-04-<browser>.json`.
-fn load_2026_12_04(dir: &str, browser: &str) -> Document {
-    load_file(&results().join(format!("{dir}/2026-12-04-{browser}.json")))
+/// The committed run `results/<dir>/<date>-<browser>.json`, where `dir` starts with `date`.
+fn load_run(dir: &str, browser: &str) -> Document {
+    let date = &dir[..10];
+    load_file(&results().join(format!("{dir}/{date}-{browser}.json")))
 }
 
 fn load(browser: &str) -> Document {
@@ -290,7 +291,7 @@ fn committed_reports_regenerate_from_their_json() {
 #[test]
 fn the_1_gib_scale_run_loads_and_resummarizes_to_its_verdicts() {
     for browser in ["chromium", "firefox"] {
-        let doc = load_2026_12_04("2026-12-04-scale-1gib-6", browser);
+        let doc = load_run("2026-12-04-scale-1gib-6", browser);
         let scale = doc.scale.as_ref().expect("a scale section");
         assert_eq!(scale.config.rows, 1_000_000);
         assert_eq!(scale.config.baseline, "sahpool");
@@ -318,7 +319,7 @@ fn the_1_gib_scale_run_loads_and_resummarizes_to_its_verdicts() {
 #[test]
 fn the_32_round_run_is_within_3_percent_and_meets_the_sharing_goal() {
     for browser in ["chromium", "firefox"] {
-        let doc = load_2026_12_04("2026-12-04-precision-32", browser);
+        let doc = load_run("2026-12-04-precision-32", browser);
         let sql = doc.sql.as_ref().expect("a SQL section");
         assert_eq!((sql.config.runs, sql.rounds.len()), (32, 33), "{browser}");
         // Its bootstrap record crossed JavaScript as a number and lost the seed's low bits
@@ -364,8 +365,7 @@ fn the_32_round_run_is_within_3_percent_and_meets_the_sharing_goal() {
 fn the_grouped_run_recomputes_its_physical_floors() {
     use bench_results::goals::PhysicalFloor;
     for browser in ["chromium", "firefox"] {
-        let doc =
-            load_file(&results().join(format!("2026-12-05-grouped/2026-12-05-{browser}.json")));
+        let doc = load_run("2026-12-05-grouped", browser);
         let sql = doc.sql.as_ref().expect("a SQL section");
         let raw = doc.raw.as_ref().expect("a raw suite");
         let mut with_bytes = 0;

@@ -95,14 +95,10 @@ fn measure(mode: BufferMode, durability: Durability, journal: &'static str, batc
         durability,
         journal,
         batch_atomic: batch,
-        per_insert: diff(&after, &before),
+        per_insert: after.since(&before),
         atomic_per_insert: atomic as f64 / INSERTS as f64,
-        txn: diff(&txn_after, &after),
+        txn: txn_after.since(&after),
     }
-}
-
-fn diff(a: &FileCounters, b: &FileCounters) -> FileCounters {
-    a.since(b)
 }
 
 fn per(n: u64) -> f64 {

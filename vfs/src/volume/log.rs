@@ -87,7 +87,6 @@ struct FrameRec {
 pub(crate) struct Grouped {
     /// The frames, to be written at the writer's `written` offset.
     pub(crate) buf: Vec<u8>,
-    frames: Vec<FrameRec>,
     chain: u64,
     next_seq: u64,
     /// Commits this one replaces.
@@ -262,20 +261,12 @@ impl LogWriter {
         let first_seq = first_seq?;
         let mut g = Grouped {
             buf: Vec::with_capacity(image_of.len() * (FRAME_HEADER + crate::format::PAGE_SIZE)),
-            frames: Vec::new(),
             chain: self.written_chain,
             next_seq: first_seq + 1,
             commits: self.buf_commits,
             pages: Vec::with_capacity(image_of.len()),
         };
         let put = |g: &mut Grouped, kind, file, arg, bytes: &[u8]| {
-            g.frames.push(FrameRec {
-                kind,
-                file,
-                arg,
-                at: g.buf.len(),
-                payload_len: bytes.len(),
-            });
             g.chain = encode_frame(
                 &mut g.buf,
                 self.salt,
@@ -307,10 +298,11 @@ impl LogWriter {
     }
 
     /// `g` (made by [`LogWriter::grouped`] from the current buffer) was written in its place:
-    /// it becomes the buffer, to be recorded by [`LogWriter::wrote`].
+    /// it becomes the buffer, to be recorded by [`LogWriter::wrote`] at once (which drops the
+    /// frame index: nothing is grouped twice).
     pub(crate) fn adopt(&mut self, g: Grouped) {
         self.buf = g.buf;
-        self.frames = g.frames;
+        self.frames.clear();
         self.chain = g.chain;
         self.next_seq = g.next_seq;
         self.buf_commits = 1;

@@ -982,8 +982,8 @@ impl<S: Storage> Volume<S> {
 /// cache, which serves committed images only), so that logging it would change nothing.
 /// SQLite rewrites whole pages: an autocommit INSERT with 8 KiB pages writes page 1 for its
 /// change counter, whose second 4 KiB never changes, and UPDATEs often change one half of a
-/// page. Never for a page the transaction cut (`floor`) or spilled (replay would take the
-/// spilled image), nor past either size.
+/// page. Never for a page the transaction cut (`floor`, which is at most the live size) or
+/// spilled (replay would take the spilled image).
 fn unchanged_page(
     f: Option<&FileState>,
     cache: &super::read::PageCache,
@@ -994,7 +994,7 @@ fn unchanged_page(
 ) -> bool {
     let end = (page + 1) * PAGE;
     let Some(f) = f else { return false };
-    if !p.existed || p.deleted || end > p.floor || end > p.size || p.spilled.contains_key(&page) {
+    if !p.existed || p.deleted || end > p.floor || p.spilled.contains_key(&page) {
         return false;
     }
     match &f.resident {
