@@ -1,4 +1,4 @@
-//! On-disk encoding, format version 2: superblocks, the catalog (a directory of entry chunks,
+//! On-disk encoding, format version 3: superblocks, the catalog (a directory of entry chunks,
 //! entry chunks of file records, map chunks of page homes) and log frames. `vfs/DESIGN.md`
 //! specifies the same layout in prose; keep the two in step. All integers are little-endian;
 //! every structure carries an xxh3-64 hash.
@@ -20,8 +20,13 @@ const PAGE_SIZE_U32: u32 = 4096;
 pub const PAGE: u64 = PAGE_SIZE as u64;
 /// Format version written into superblocks. Version 1 (the first release) had one catalog blob
 /// rewritten whole at every checkpoint; it is recognised and refused with
-/// [`crate::Error::UnsupportedVersion`].
-pub const FORMAT_VERSION: u32 = 2;
+/// [`crate::Error::UnsupportedVersion`]. Version 3 added [`FrameKind::Patch`]; its layout is
+/// otherwise version 2's, so a version-2 volume mounts, and its log gets patch frames only
+/// once a checkpoint has written a version-3 superblock (a version-2 build refuses that
+/// superblock instead of replaying up to the first patch and stopping there: silent loss).
+pub const FORMAT_VERSION: u32 = 3;
+/// The oldest format version this build mounts.
+pub const OLDEST_READABLE_VERSION: u32 = 2;
 /// Superblock magic.
 pub const SUPER_MAGIC: [u8; 8] = *b"OPFSVOL\0";
 /// Bytes of a superblock that carry data (the rest of its 4 KiB slot is zero).
@@ -110,6 +115,9 @@ fn put_u64(b: &mut Vec<u8>, v: u64) {
 /// The root of a checkpointed state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Superblock {
+    /// Format version the superblock was written with ([`OLDEST_READABLE_VERSION`] to
+    /// [`FORMAT_VERSION`]); [`Superblock::encode`] always writes [`FORMAT_VERSION`].
+    pub version: u32,
     /// Checkpoint generation; increases by one per checkpoint; lives in slot `generation % 2`.
     pub generation: u64,
     /// Random per volume, fixed at creation. The log salt of epoch `g` is
@@ -192,7 +200,7 @@ impl Superblock {
         if !hash_ok {
             return Slot::Invalid("superblock checksum mismatch");
         }
-        if version != FORMAT_VERSION {
+        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
             return Slot::Unsupported(version);
         }
         if r.u32() != Some(PAGE_SIZE_U32) {
@@ -205,6 +213,7 @@ impl Superblock {
             return Slot::Invalid("directory length out of range");
         };
         Slot::Valid(Superblock {
+            version,
             generation,
             volume_salt,
             directory: BlobPtr { block, len, hash },
@@ -533,6 +542,12 @@ pub enum FrameKind {
     /// checkpoint, so an epoch is never empty on disk and mount can tell which epoch the log
     /// belongs to even after a clean close).
     Epoch = 8,
+    /// Changed bytes of page `arg` of `file_id` (format version 3): payload a u64 mask, then
+    /// for each set bit `i`, ascending, the 64 bytes at `64·i` of the page. The page is the
+    /// file's newest Page image of the epoch (its *base*) with the masked chunks replaced;
+    /// the mask covers every chunk changed since that base, so a page is always its base plus
+    /// its newest patch (see [`encode_patch`]).
+    Patch = 9,
 }
 
 impl FrameKind {
@@ -546,6 +561,7 @@ impl FrameKind {
             6 => FrameKind::Commit,
             7 => FrameKind::Abort,
             8 => FrameKind::Epoch,
+            9 => FrameKind::Patch,
             _ => return None,
         })
     }
@@ -553,6 +569,7 @@ impl FrameKind {
     fn max_payload(self) -> usize {
         match self {
             FrameKind::Page => PAGE_SIZE,
+            FrameKind::Patch => PATCH_MAX,
             FrameKind::Create | FrameKind::Rename => MAX_NAME_LEN,
             FrameKind::Commit | FrameKind::Abort => MAX_ID_LIST * 8,
             FrameKind::Delete | FrameKind::SetLen | FrameKind::Epoch => 0,
@@ -685,6 +702,70 @@ pub fn frame_needs(buf: &[u8]) -> usize {
     FRAME_HEADER + len.min(MAX_ID_LIST * 8)
 }
 
+/// Bytes per chunk of a [`FrameKind::Patch`] (a page has 64 of them: one mask bit each).
+pub const PATCH_CHUNK: usize = 64;
+/// Most chunks a patch carries: beyond a quarter of the page a Page image is logged instead.
+pub const PATCH_MAX_CHUNKS: u32 = 16;
+/// Largest patch payload: the mask and [`PATCH_MAX_CHUNKS`] chunks.
+pub const PATCH_MAX: usize = 8 + PATCH_MAX_CHUNKS as usize * PATCH_CHUNK;
+
+/// Mask of the [`PATCH_CHUNK`]-byte chunks in which two page images (`PAGE_SIZE` bytes each)
+/// differ. Compares 8-byte words (wasm32's `memcmp` is a byte loop).
+pub fn diff_mask(a: &[u8], b: &[u8]) -> u64 {
+    debug_assert!(a.len() == PAGE_SIZE && b.len() == PAGE_SIZE);
+    let mut mask = 0u64;
+    for (i, (x, y)) in a
+        .chunks_exact(PATCH_CHUNK)
+        .zip(b.chunks_exact(PATCH_CHUNK))
+        .enumerate()
+    {
+        let mut d = 0u64;
+        for (u, v) in x.chunks_exact(8).zip(y.chunks_exact(8)) {
+            d |= u64::from_ne_bytes(u.try_into().unwrap_or([0; 8]))
+                ^ u64::from_ne_bytes(v.try_into().unwrap_or([0; 8]));
+        }
+        mask |= u64::from(d != 0) << i;
+    }
+    mask
+}
+
+/// The payload of a [`FrameKind::Patch`]: `mask`, then the masked chunks of `img` (a full
+/// page).
+pub fn encode_patch(mask: u64, img: &[u8]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(8 + mask.count_ones() as usize * PATCH_CHUNK);
+    put_u64(&mut b, mask);
+    for (i, c) in img.chunks_exact(PATCH_CHUNK).enumerate() {
+        if mask >> i & 1 == 1 {
+            b.extend_from_slice(c);
+        }
+    }
+    b
+}
+
+/// Checks a patch payload: a mask and exactly its chunks. Returns the mask.
+pub fn decode_patch(payload: &[u8]) -> Result<u64, &'static str> {
+    let mask = payload
+        .first_chunk::<8>()
+        .map(|m| u64::from_le_bytes(*m))
+        .ok_or("patch shorter than its mask")?;
+    if payload.len() != 8 + mask.count_ones() as usize * PATCH_CHUNK {
+        return Err("patch length does not match its mask");
+    }
+    Ok(mask)
+}
+
+/// Applies a patch payload (checked by [`decode_patch`]) to a full page image.
+pub fn apply_patch(payload: &[u8], img: &mut [u8]) -> Result<(), &'static str> {
+    let mask = decode_patch(payload)?;
+    let mut src = payload[8..].chunks_exact(PATCH_CHUNK);
+    for (i, dst) in img.chunks_exact_mut(PATCH_CHUNK).enumerate() {
+        if mask >> i & 1 == 1 {
+            dst.copy_from_slice(src.next().ok_or("patch shorter than its mask")?);
+        }
+    }
+    Ok(())
+}
+
 /// Encodes a list of file ids (commit and abort payloads).
 pub fn encode_ids(ids: &[u64]) -> Vec<u8> {
     let mut b = Vec::with_capacity(ids.len() * 8);
@@ -711,6 +792,7 @@ mod tests {
 
     fn sb() -> Superblock {
         Superblock {
+            version: FORMAT_VERSION,
             generation: 7,
             volume_salt: 99,
             directory: BlobPtr {
@@ -754,6 +836,31 @@ mod tests {
         let h = xxh3_64(&v9[..80]);
         v9[80..88].copy_from_slice(&h.to_le_bytes());
         assert_eq!(Superblock::decode(&v9), Slot::Unsupported(9));
+    }
+
+    #[test]
+    fn patches_round_trip_and_reject_bad_lengths() {
+        let base: Vec<u8> = (0..PAGE_SIZE)
+            .map(|i| u8::try_from(i % 251).unwrap())
+            .collect();
+        let mut new = base.clone();
+        new[3] ^= 1; // chunk 0
+        new[64 * 10 + 63] ^= 1; // chunk 10
+        new[PAGE_SIZE - 1] ^= 1; // chunk 63
+        let mask = diff_mask(&base, &new);
+        assert_eq!(mask, 1 | 1 << 10 | 1 << 63);
+        assert_eq!(diff_mask(&new, &new), 0);
+        let p = encode_patch(mask, &new);
+        assert_eq!(p.len(), 8 + 3 * PATCH_CHUNK);
+        assert_eq!(decode_patch(&p), Ok(mask));
+        let mut img = base.clone();
+        apply_patch(&p, &mut img).unwrap();
+        assert_eq!(img, new);
+        assert!(decode_patch(&p[..p.len() - 1]).is_err());
+        assert!(decode_patch(&p[..7]).is_err());
+        let mut longer = p.clone();
+        longer.push(0);
+        assert!(apply_patch(&longer, &mut img).is_err());
     }
 
     #[test]

@@ -609,7 +609,7 @@ fn disk_mode_commit_after_failed_set_len_does_not_panic() {
 #[test]
 fn other_format_versions_are_unsupported_and_untouched() {
     let fx = build();
-    for version in [1u32, 3, 77] {
+    for version in [1u32, 4, 77] {
         let mut img = fx.image.clone();
         let data = img.get_mut(DATA).bytes_mut();
         for slot in 0..2 {
@@ -634,6 +634,50 @@ fn other_format_versions_are_unsupported_and_untouched() {
             fx.image.get(DATA).bytes().len()
         );
     }
+}
+
+/// A version-2 volume (before Patch frames) mounts and keeps working; its log gets no patch
+/// while its superblock says version 2 (a version-2 build would stop its replay at the first
+/// one: silent loss), and does once a checkpoint has written a version-3 superblock.
+#[test]
+fn version_2_volumes_mount_and_get_patches_only_after_a_checkpoint() {
+    let mut v = Volume::mount(MemoryStorage::new(), opts(BufferMode::Memory)).unwrap();
+    let f = v.create("f").unwrap();
+    v.write(f, 0, &pattern(3 * PAGE, 5)).unwrap();
+    v.commit().unwrap();
+    let mut img = v.close().unwrap();
+    let data = img.get_mut(DATA).bytes_mut();
+    for slot in 0..2 {
+        let s = &mut data[slot * PAGE..slot * PAGE + SUPER_LEN];
+        s[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let h = xxhash_rust::xxh3::xxh3_64(&s[..SUPER_LEN - 8]);
+        s[SUPER_LEN - 8..].copy_from_slice(&h.to_le_bytes());
+        assert!(matches!(Superblock::decode(s), Slot::Valid(sb) if sb.version == 2));
+    }
+    let mut want = pattern(3 * PAGE, 5);
+    let mut v = Volume::mount(img, opts(BufferMode::Memory)).unwrap();
+    let f = v.open("f").unwrap();
+    for k in 0..5u8 {
+        v.write(f, 100 + u64::from(k), &[k; 3]).unwrap();
+        v.commit().unwrap();
+        model_write(&mut want, 100 + usize::from(k), &[k; 3]);
+    }
+    assert_eq!(v.stats().patched_pages, 0, "patches in a version-2 log");
+    v.checkpoint().unwrap();
+    for k in 0..5u8 {
+        v.write(f, 200 + u64::from(k), &[k; 3]).unwrap();
+        v.commit().unwrap();
+        model_write(&mut want, 200 + usize::from(k), &[k; 3]);
+    }
+    assert_eq!(
+        v.stats().patched_pages,
+        4,
+        "the first change logs an image, then patches"
+    );
+    let img = v.into_storage_unflushed();
+    let mut v = Volume::mount(img, opts(BufferMode::Disk)).unwrap();
+    let f = v.open("f").unwrap();
+    assert_eq!(v.read_to_vec(f).unwrap(), want);
 }
 
 /// `check_integrity` reads everything: a flipped byte in a home block that no read has

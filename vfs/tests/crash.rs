@@ -5,7 +5,8 @@
 //! writes, truncations, renames, deletes, commits, flushes, checkpoints (explicit, and automatic
 //! with a 16 KiB threshold), clean remounts and process crashes, in a random buffer mode and
 //! durability level; a quarter of the workloads rewrite a few hot pages with many small
-//! commits, mostly under Balanced (whose write-outs group commits). The workload is run once to count its mutating physical calls
+//! commits, mostly under Balanced (whose write-outs group commits), and many of a few bytes
+//! (logged as patches under Strict and Relaxed). The workload is run once to count its mutating physical calls
 //! (`write_at`, `set_len`, `flush`), then again with the power going out during a random one of
 //! them (or after the last op). Several crash images are taken of that instant (all pending
 //! writes kept, all dropped, kept in order up to a tear, independent keep/drop/tear at byte or
@@ -189,10 +190,12 @@ fn gen_hot_ops(rng: &mut SplitMix64, count: usize) -> Vec<Op> {
                 } else {
                     rng.below(3) * 4096
                 },
-                len: if rng.chance(1, 2) {
-                    4096
-                } else {
-                    usize::try_from(rng.below(5000)).unwrap()
+                // Whole pages, a few bytes (logged as patches under Strict and Relaxed), or
+                // anything up to a page and a bit.
+                len: match rng.below(4) {
+                    0 => 4096,
+                    1 | 2 => usize::try_from(rng.range(1, 300)).unwrap(),
+                    _ => usize::try_from(rng.below(5000)).unwrap(),
                 },
                 seed: rng.next_u64(),
             },
@@ -239,6 +242,8 @@ struct Outcome {
     error: Option<(Error, &'static str)>,
     /// With injected faults: what `commit` answered right after the error.
     after_error: Option<Result<(), Error>>,
+    /// Pages the run's commits logged as patches.
+    patches: u64,
 }
 
 /// Runs `ops` on `storage`, starting from the (mounted) state `start`. Stops at the first
@@ -265,6 +270,7 @@ fn run_with(
         mutations: 0,
         error: None,
         after_error: None,
+        patches: 0,
     };
     let mut mode = cfg.mode;
     let finish = |mut out: Outcome, crashed: bool| {
@@ -354,7 +360,9 @@ fn run_with(
                 }
             }
             Op::Commit => {
+                let patched = v.stats().patched_pages;
                 check!(v.commit(), "commit", Some(&mut v));
+                out.patches += v.stats().patched_pages - patched;
                 if cfg.commit_is_durable() {
                     out.lower = out.history.len() - 1;
                 }
@@ -426,6 +434,7 @@ struct Totals {
     reused: AtomicU64,
     second_crashes: AtomicU64,
     pending_ops: AtomicU64,
+    patches: AtomicU64,
 }
 
 const IMAGE_MODES: [(CrashMode, &str); 7] = [
@@ -602,6 +611,11 @@ fn workload(group: u64, base_seed: u64) -> Result<Workload, String> {
             cfg.write_buffer = 32 << 10;
             // Checkpoints write the buffer out: at 16 KiB of log, one per few commits.
             cfg.checkpoint_bytes = 256 << 10;
+        } else {
+            // Commits rather than spills, in epochs long enough for patches over patches
+            // (their bases are in the epoch).
+            cfg.write_buffer = 32 << 10;
+            cfg.checkpoint_bytes = 256 << 10;
         }
         let nops = usize::try_from(hot.range(20, 70)).unwrap();
         gen_hot_ops(&mut hot, nops)
@@ -649,6 +663,7 @@ fn crash_point(point: u64, w: &Workload, base_seed: u64, totals: &Totals) -> Res
     if out.crashed {
         totals.mid_run.fetch_add(1, Ordering::Relaxed);
     }
+    totals.patches.fetch_add(out.patches, Ordering::Relaxed);
     let images = check_images(point, &mut rng, &storage, &out, totals)
         .map_err(|e| ctx(format!("power lost at mutating call {k}: {e}")))?;
 
@@ -793,13 +808,15 @@ fn power_loss_at_random_points() {
     let t = |a: &AtomicU64| a.load(Ordering::Relaxed);
     println!(
         "crash test: {} crash points, {} crash images checked ({} points lost power mid-run, \
-         {} recovered volumes reused, {} second power losses, {} pending ops at crash) in {:.1?}",
+         {} recovered volumes reused, {} second power losses, {} pending ops at crash, {} pages \
+         logged as patches) in {:.1?}",
         t(&totals.points),
         t(&totals.images),
         t(&totals.mid_run),
         t(&totals.reused),
         t(&totals.second_crashes),
         t(&totals.pending_ops),
+        t(&totals.patches),
         started.elapsed()
     );
     if let Some(e) = failure.into_inner().unwrap() {
@@ -807,6 +824,11 @@ fn power_loss_at_random_points() {
     }
     if only.is_none() {
         assert_eq!(t(&totals.points), points);
+        // The hot workloads' small writes under Strict and Relaxed log patches.
+        assert!(
+            points < 500 || t(&totals.patches) > 0,
+            "no patch was logged"
+        );
     }
 }
 

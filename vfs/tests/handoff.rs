@@ -51,18 +51,24 @@ fn catch_up_reads_only_the_new_log() {
     let h = b.create("h").unwrap();
     b.write(h, 0, b"new file").unwrap();
     b.commit().unwrap();
+    // A second small change of that page: a patch over B's image of it, which A's resident
+    // copy must take too.
+    b.write(g, 200, b"and again").unwrap();
+    b.commit().unwrap();
+    assert_eq!(b.stats().patched_pages, 1);
     b.release().unwrap();
 
     let before = a.counters();
     let up = a.resume().unwrap();
     let c = a.counters().since(&before);
-    assert_eq!(up.commits, 1);
+    assert_eq!(up.commits, 2);
     assert!(!up.reloaded);
     assert!(up.log_bytes > 0 && up.log_bytes < 20_000, "{up:?}");
     // Two lengths, the superblocks, the log tail: no catalog, no contents.
     assert_eq!(c.total().reads, 2, "{c:?}");
     let mut want = pattern(50_000, 1);
     model_write(&mut want, 100, b"written by B");
+    model_write(&mut want, 200, b"and again");
     assert_eq!(a.read_to_vec(f).unwrap(), want, "resident contents patched");
     let h = a.open("h").unwrap();
     assert_eq!(a.read_to_vec(h).unwrap(), b"new file");

@@ -30,9 +30,9 @@ use crate::format::{
 use crate::storage::{PhysicalFile, PhysicalFileId, Storage};
 
 use super::maps::Home;
-use super::read::LOAD_WINDOW;
+use super::read::LogPart;
 use super::state::{pages_for, LogLoc};
-use super::{ix, usize_of, Volume};
+use super::{corrupt, usize_of, Volume};
 
 /// Most blocks written with one call (1 MiB).
 const MAX_WRITE_BLOCKS: usize = 256;
@@ -457,6 +457,7 @@ impl<S: Storage> Volume<S> {
         // --- 4. superblock --------------------------------------------------------------
         let generation = self.sb.generation + 1;
         let sb = Superblock {
+            version: crate::format::FORMAT_VERSION,
             generation,
             volume_salt: self.sb.volume_salt,
             directory: dir,
@@ -533,64 +534,41 @@ impl<S: Storage> Volume<S> {
     fn write_images(&mut self, jobs: &mut [Job]) -> Result<BTreeMap<(u64, u64), u64>> {
         let data = PhysicalFileId::Data;
         let mut images: Vec<(u64, u64, u64, Vec<u8>)> = Vec::with_capacity(jobs.len());
-        // Log-sourced images, in log order and windows.
-        jobs.sort_unstable_by_key(|j| match j.source {
-            Source::Log(l) => (0, l.offset),
-            _ => (1, j.block),
-        });
-        let mut i = 0;
-        let mut window = Vec::new();
-        while i < jobs.len() {
-            match jobs[i].source {
-                Source::Log(l0) => {
-                    let lo = l0.offset;
-                    let mut j = i;
-                    let mut hi = lo;
-                    while j < jobs.len() {
-                        let Source::Log(l) = jobs[j].source else {
-                            break;
-                        };
-                        let end = l.offset + u64::from(l.len);
-                        if j > i && end - lo > LOAD_WINDOW {
-                            break;
-                        }
-                        hi = hi.max(end);
-                        j += 1;
-                    }
-                    let resident_only = jobs[i..j].iter().all(|job| {
-                        self.files
-                            .get(&job.file)
-                            .is_some_and(|f| f.resident.is_some())
-                    });
-                    if !resident_only {
-                        window.resize(usize_of(hi - lo)?, 0);
-                        self.read_log_range(lo, &mut window)?;
-                    }
-                    for job in &jobs[i..j] {
-                        let Source::Log(l) = job.source else { continue };
-                        let mut img = vec![0u8; PAGE_SIZE];
-                        if self
-                            .files
-                            .get(&job.file)
-                            .is_some_and(|f| f.resident.is_some())
-                        {
-                            self.read_committed(job.file, job.page, &mut img)?;
-                        } else {
-                            let s = ix(l.offset - lo);
-                            img[..l.len as usize].copy_from_slice(&window[s..s + l.len as usize]);
-                        }
-                        images.push((job.block, job.file, job.page, img));
-                    }
-                    i = j;
+        // Log-sourced images of files not in memory: read in log order, windowed, below.
+        let mut from_log: Vec<(u64, LogLoc)> = Vec::new();
+        let mut slot_of: Vec<usize> = Vec::new();
+        for job in jobs.iter() {
+            let resident = self
+                .files
+                .get(&job.file)
+                .is_some_and(|f| f.resident.is_some());
+            let mut img = vec![0u8; PAGE_SIZE];
+            match job.source {
+                Source::Log(l) if !resident => {
+                    slot_of.push(images.len());
+                    from_log.push((job.page, l));
                 }
-                Source::Resident | Source::Inline | Source::Home => {
-                    let job = &jobs[i];
-                    let mut img = vec![0u8; PAGE_SIZE];
-                    self.read_committed(job.file, job.page, &mut img)?;
-                    images.push((job.block, job.file, job.page, img));
-                    i += 1;
+                _ => self.read_committed(job.file, job.page, &mut img)?,
+            }
+            images.push((job.block, job.file, job.page, img));
+        }
+        let mut bad = None;
+        self.each_log_image(&from_log, |k, part, bytes| {
+            let img = &mut images[slot_of[k]].3;
+            match part {
+                LogPart::Image => {
+                    img[..bytes.len()].copy_from_slice(bytes);
+                    img[bytes.len()..].fill(0);
+                }
+                LogPart::Patch(at) => {
+                    if let Err(w) = format::apply_patch(bytes, img) {
+                        bad.get_or_insert(corrupt(w, PhysicalFileId::Log, at));
+                    }
                 }
             }
+        })?;
+        if let Some(e) = bad {
+            return Err(e);
         }
         let mut hashes = BTreeMap::new();
         images.sort_unstable_by_key(|x| x.0);

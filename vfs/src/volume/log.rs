@@ -283,11 +283,11 @@ impl LogWriter {
                 put(&mut g, FrameKind::SetLen, file, len, &[]);
             }
             for (&(_, page), f) in image_of.range((file, 0)..=(file, u64::MAX)) {
-                let loc = LogLoc {
-                    offset: self.written + (g.buf.len() + FRAME_HEADER) as u64,
+                let loc = LogLoc::image(
+                    self.written + (g.buf.len() + FRAME_HEADER) as u64,
                     // At most a page.
-                    len: u32::try_from(f.payload_len).ok()?,
-                };
+                    u32::try_from(f.payload_len).ok()?,
+                );
                 g.pages.push(((file, page), loc));
                 put(&mut g, FrameKind::Page, file, page, payload(f));
             }

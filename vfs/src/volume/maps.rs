@@ -244,12 +244,13 @@ impl Content {
         self.chunk_mut(start, o + n)[o..o + n].copy_from_slice(&img[..n]);
     }
 
-    /// Whether page `page` (wholly within `len`) holds exactly `img` (`PAGE_SIZE` bytes).
-    pub(crate) fn page_is(&self, page: u64, img: &[u8]) -> bool {
+    /// The chunks in which page `page` differs from `img` (`PAGE_SIZE` bytes), as
+    /// [`crate::format::diff_mask`]; `None` if the page is not wholly within `len`.
+    pub(crate) fn diff_mask(&self, page: u64, img: &[u8]) -> Option<u64> {
         debug_assert_eq!(img.len(), PAGE_SIZE);
         let start = page * PAGE;
         if start + PAGE > self.len {
-            return false;
+            return None;
         }
         // A page lies within one chunk (PAGE divides CONTENT_CHUNK); bytes past a chunk's
         // allocation are zeros.
@@ -260,7 +261,12 @@ impl Content {
             .map_or(&[][..], |c| {
                 &c[o.min(c.len())..(o + PAGE_SIZE).min(c.len())]
             });
-        img[..chunk.len()] == *chunk && img[chunk.len()..].iter().all(|&b| b == 0)
+        if chunk.len() == PAGE_SIZE {
+            return Some(crate::format::diff_mask(chunk, img));
+        }
+        let mut page_img = [0u8; PAGE_SIZE];
+        page_img[..chunk.len()].copy_from_slice(chunk);
+        Some(crate::format::diff_mask(&page_img, img))
     }
 
     /// Copies `src` to `offset` (within `len`); used when loading.

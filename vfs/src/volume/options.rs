@@ -148,6 +148,9 @@ pub struct VolumeStats {
     /// Balanced commits that were written as part of a later one (their frames grouped at
     /// write-out: see [`Durability::Balanced`]).
     pub grouped_commits: u64,
+    /// Page changes logged as patches over an earlier image of the epoch (format version 3:
+    /// see `vfs/DESIGN.md`, "Small changes are logged as patches").
+    pub patched_pages: u64,
     /// Commits that failed and were rolled back.
     pub failed_commits: u64,
     /// Checkpoints completed.

@@ -12,7 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{Error, Result};
-use crate::format::{PAGE, PAGE_SIZE};
+use crate::format::{apply_patch, PAGE, PAGE_SIZE};
 use crate::storage::{read_zero_filled, PhysicalFileId, Storage};
 
 use super::maps::{Content, Home};
@@ -397,11 +397,17 @@ impl<S: Storage> Volume<S> {
             .map_err(|e| Error::from_storage(file, e))
     }
 
-    /// Reads a page image from the log into `buf` (zero past the payload).
+    /// Reads a page image from the log into `buf` (a full page: zero past the payload), with
+    /// its patch applied.
     pub(crate) fn read_log_payload(&mut self, loc: LogLoc, buf: &mut [u8]) -> Result<()> {
         let len = (loc.len as usize).min(buf.len());
         self.read_log_range(loc.offset, &mut buf[..len])?;
         buf[len..].fill(0);
+        if let Some(p) = loc.patch {
+            let mut payload = vec![0u8; p.len as usize];
+            self.read_log_range(p.offset, &mut payload)?;
+            apply_patch(&payload, buf).map_err(|w| corrupt(w, PhysicalFileId::Log, p.offset))?;
+        }
         Ok(())
     }
 
@@ -524,41 +530,79 @@ impl<S: Storage> Volume<S> {
 
     /// Copies the page images at `locs` (page, where in the log) into `c`, reading the log in
     /// log order, in windows of up to [`LOAD_WINDOW`] (one transaction's images lie mostly back
-    /// to back, so a window is one call). Pages at or past `c`'s length are skipped. On an
-    /// error `c` may hold some of the images.
+    /// to back, so a window is one call); a patch is applied to its page once read (it lies
+    /// after its base in the log). Pages at or past `c`'s length are skipped. On an error `c`
+    /// may hold some of the images.
     pub(crate) fn put_log_images(
         &mut self,
-        mut locs: Vec<(u64, LogLoc)>,
+        locs: Vec<(u64, LogLoc)>,
         c: &mut Content,
     ) -> Result<()> {
-        locs.sort_unstable_by_key(|(_, l)| l.offset);
-        let mut window = Vec::new();
         let mut img = vec![0u8; PAGE_SIZE];
+        let mut bad = None;
+        self.each_log_image(&locs, |i, part, bytes| {
+            let page = locs[i].0;
+            if page * PAGE >= c.len() || bad.is_some() {
+                return;
+            }
+            match part {
+                LogPart::Image => {
+                    img[..bytes.len()].copy_from_slice(bytes);
+                    img[bytes.len()..].fill(0);
+                }
+                LogPart::Patch(at) => {
+                    // The base was put first (log order).
+                    let n = ix((c.len() - page * PAGE).min(PAGE));
+                    c.read(page * PAGE, &mut img[..n]);
+                    img[n..].fill(0);
+                    if let Err(w) = apply_patch(bytes, &mut img) {
+                        bad = Some(corrupt(w, PhysicalFileId::Log, at));
+                        return;
+                    }
+                }
+            }
+            c.put_page(page, &img);
+        })?;
+        bad.map_or(Ok(()), Err)
+    }
+
+    /// Reads the log bytes of the images at `locs` (each one's Page payload, then its patch if
+    /// any) in log order, in windows of up to [`LOAD_WINDOW`], and hands each to `f` with the
+    /// index of its location in `locs`. A patch always comes after its base: the base is
+    /// logged first.
+    pub(crate) fn each_log_image(
+        &mut self,
+        locs: &[(u64, LogLoc)],
+        mut f: impl FnMut(usize, LogPart, &[u8]),
+    ) -> Result<()> {
+        // (offset, len, index, part)
+        let mut parts: Vec<(u64, u32, usize, LogPart)> = Vec::with_capacity(locs.len());
+        for (i, (_, l)) in locs.iter().enumerate() {
+            parts.push((l.offset, l.len, i, LogPart::Image));
+            if let Some(p) = l.patch {
+                parts.push((p.offset, p.len, i, LogPart::Patch(p.offset)));
+            }
+        }
+        parts.sort_unstable_by_key(|x| x.0);
+        let mut window = Vec::new();
         let mut i = 0;
-        while i < locs.len() {
-            let lo = locs[i].1.offset;
+        while i < parts.len() {
+            let lo = parts[i].0;
             let mut j = i;
-            while j < locs.len() && locs[j].1.offset + u64::from(locs[j].1.len) - lo <= LOAD_WINDOW
-            {
+            while j < parts.len() && parts[j].0 + u64::from(parts[j].1) - lo <= LOAD_WINDOW {
                 j += 1;
             }
             let j = j.max(i + 1);
-            let hi = locs[i..j]
+            let hi = parts[i..j]
                 .iter()
-                .map(|(_, l)| l.offset + u64::from(l.len))
+                .map(|&(o, n, ..)| o + u64::from(n))
                 .max()
                 .unwrap_or(lo);
             window.resize(usize_of(hi - lo)?, 0);
             self.read_log_range(lo, &mut window)?;
-            for &(page, l) in &locs[i..j] {
-                if page * PAGE >= c.len() {
-                    continue;
-                }
-                let s = ix(l.offset - lo);
-                let src = &window[s..s + l.len as usize];
-                img[..src.len()].copy_from_slice(src);
-                img[src.len()..].fill(0);
-                c.put_page(page, &img);
+            for &(o, n, k, part) in &parts[i..j] {
+                let s = ix(o - lo);
+                f(k, part, &window[s..s + n as usize]);
             }
             i = j;
         }
@@ -612,6 +656,15 @@ fn check_homes(blocks: &[u8], homes: &[Home]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Which log bytes of a page image [`Volume::each_log_image`] hands over.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum LogPart {
+    /// The Page frame's payload (the page's bytes up to its length then).
+    Image,
+    /// A Patch payload, at this log offset, to apply on top.
+    Patch(u64),
 }
 
 enum PendingImage {

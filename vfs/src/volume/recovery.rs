@@ -28,7 +28,7 @@ use super::alloc::{Allocator, RangeSet};
 use super::log::LogWriter;
 use super::maps::Home;
 use super::read::{PageCache, LOAD_WINDOW};
-use super::state::{pages_for, FileState, LogLoc};
+use super::state::{pages_for, FileState, LogLoc, PatchLoc};
 use super::{
     check_name, corrupt, ix, nonce, usize_of, Catalog, Volume, VolumeOptions, VolumeStats,
     MAX_FILE_ID, MAX_FILE_SIZE,
@@ -157,6 +157,7 @@ enum Head {
 fn create_new<S: Storage>(mut storage: Counted<S>, opts: VolumeOptions) -> Result<Volume<S>> {
     let volume_salt = nonce();
     let mk = |generation| Superblock {
+        version: format::FORMAT_VERSION,
         generation,
         volume_salt,
         directory: BlobPtr::default(),
@@ -557,6 +558,7 @@ impl<S: Storage> Volume<S> {
                         .files
                         .get(&h.file_id)
                         .is_some_and(|f| f.resident.is_some());
+                    // A patch's payload is kept: its mask goes into the page's location.
                     let keep = if h.kind == FrameKind::Page && !resident {
                         Vec::new()
                     } else {
@@ -686,13 +688,8 @@ impl<S: Storage> Volume<S> {
                             r.header.arg
                         )));
                     }
-                    f.log.insert(
-                        r.header.arg,
-                        LogLoc {
-                            offset: r.offset,
-                            len: r.header.payload_len,
-                        },
-                    );
+                    f.log
+                        .insert(r.header.arg, LogLoc::image(r.offset, r.header.payload_len));
                     f.dirty = true;
                     if let Some(c) = &mut f.resident {
                         let mut img = vec![0u8; PAGE_SIZE];
@@ -701,6 +698,39 @@ impl<S: Storage> Volume<S> {
                         c.put_page(r.header.arg, &img);
                     }
                     self.cache.remove(id, r.header.arg);
+                }
+                FrameKind::Patch => {
+                    let page = r.header.arg;
+                    let f = self
+                        .files
+                        .get_mut(&id)
+                        .ok_or_else(|| bad(format!("patch of missing file {id}")))?;
+                    let mask = format::decode_patch(&r.payload).map_err(|w| bad(w.into()))?;
+                    // The writer patches only a page logged in this epoch and wholly in the file:
+                    // the state replayed so far is the writer's, so anything else is damage.
+                    let base = match f.log.get(&page) {
+                        Some(b) if (page + 1) * PAGE <= f.size => *b,
+                        _ => return Err(bad(format!("patch of page {page} without a base"))),
+                    };
+                    f.log.insert(
+                        page,
+                        LogLoc {
+                            patch: Some(PatchLoc {
+                                offset: r.offset,
+                                len: r.header.payload_len,
+                                mask,
+                            }),
+                            ..base
+                        },
+                    );
+                    f.dirty = true;
+                    if let Some(c) = &mut f.resident {
+                        let mut img = vec![0u8; PAGE_SIZE];
+                        c.read(page * PAGE, &mut img);
+                        format::apply_patch(&r.payload, &mut img).map_err(|w| bad(w.into()))?;
+                        c.put_page(page, &img);
+                    }
+                    self.cache.remove(id, page);
                 }
                 FrameKind::Commit | FrameKind::Abort | FrameKind::Epoch => {}
             }

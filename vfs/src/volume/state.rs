@@ -12,12 +12,40 @@ use crate::format::{BlobPtr, PAGE};
 
 use super::maps::{Content, HomeMap};
 
-/// Where an image of a page lives in the log: payload offset and length (the rest of the page
-/// is zero).
+/// Where an image of a page lives in the log: a Page frame's payload offset and length (the
+/// rest of the page is zero), and, if the page changed since by a few bytes, the newest Patch
+/// frame on top of it (see [`crate::format::FrameKind::Patch`]). A cut inside a page never
+/// leaves a stale base behind: `set_len` stages the cut page (zeros past the cut), which is
+/// logged as a new image by the cut's own commit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LogLoc {
     pub(crate) offset: u64,
     pub(crate) len: u32,
+    pub(crate) patch: Option<PatchLoc>,
+}
+
+impl LogLoc {
+    /// A Page frame's payload.
+    pub(crate) fn image(offset: u64, len: u32) -> Self {
+        Self {
+            offset,
+            len,
+            patch: None,
+        }
+    }
+
+    /// Chunks changed since the base image (0 without a patch).
+    pub(crate) fn patched_mask(&self) -> u64 {
+        self.patch.map_or(0, |p| p.mask)
+    }
+}
+
+/// A Patch frame's payload (offset, length) and its mask: every chunk changed since the base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PatchLoc {
+    pub(crate) offset: u64,
+    pub(crate) len: u32,
+    pub(crate) mask: u64,
 }
 
 /// Number of pages of a file of `size` bytes.

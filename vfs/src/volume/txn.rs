@@ -6,12 +6,14 @@ use std::time::Duration;
 use web_time::Instant;
 
 use crate::error::{Error, Result};
-use crate::format::{encode_ids, FrameKind, MAX_ID_LIST, PAGE, PAGE_SIZE};
+use crate::format::{
+    diff_mask, encode_ids, encode_patch, FrameKind, MAX_ID_LIST, PAGE, PAGE_SIZE, PATCH_MAX_CHUNKS,
+};
 use crate::storage::{PhysicalFile, PhysicalFileId, Storage, StorageError};
 
 use super::log::{Grouped, LogWriter};
 use super::maps::Content;
-use super::state::{pages_for, FileState, LogLoc, Pending};
+use super::state::{pages_for, FileState, LogLoc, PatchLoc, Pending};
 use super::{
     check_name, ix, n32, usize_of, Durability, FileId, Scope, SyncLevel, Volume, MAX_FILE_ID,
     MAX_FILE_SIZE,
@@ -401,11 +403,16 @@ impl<S: Storage> Volume<S> {
             }
         }
         let mut out: Serialized = Vec::with_capacity(ids.len());
+        // Patches only in commits that are written at once: Balanced's buffered commits are
+        // written as one group of whole images (`LogWriter::grouped`), and a spill's pages
+        // are not committed yet. Never into a version-2 volume's log (see FORMAT_VERSION).
+        let patches =
+            commit && self.opts.durability != Durability::Balanced && self.sb.version >= 3;
         for &id in ids {
             if let Some(p) = self.pending.get(&id) {
                 let (f, cache) = (self.files.get(&id), &self.cache);
-                let unchanged = |page: u64, img: &[u8]| unchanged_page(f, cache, p, id, page, img);
-                out.push((id, serialize_file(&mut self.log, id, p, unchanged)));
+                let how = |page: u64, img: &[u8]| page_log(f, cache, p, id, page, img, patches);
+                out.push((id, serialize_file(&mut self.log, id, p, how)));
             }
         }
         if commit {
@@ -550,6 +557,7 @@ impl<S: Storage> Volume<S> {
                 continue;
             };
             for (page, loc) in locs {
+                self.stats.patched_pages += u64::from(loc.patch.is_some());
                 f.log.insert(page, loc);
                 let Some(img) = p.staged.remove(&page) else {
                     continue;
@@ -977,40 +985,78 @@ impl<S: Storage> Volume<S> {
     }
 }
 
-/// Whether staged page `page` of `p` (file `id`, committed state `f`) is byte for byte the
-/// page's committed image, as far as memory can tell (the resident copy, or the Disk-mode
-/// cache, which serves committed images only), so that logging it would change nothing.
-/// SQLite rewrites whole pages: an autocommit INSERT with 8 KiB pages writes page 1 for its
-/// change counter, whose second 4 KiB never changes, and UPDATEs often change one half of a
-/// page. Never for a page the transaction cut (`floor`, which is at most the live size) or
-/// spilled (replay would take the spilled image).
-fn unchanged_page(
+/// How a staged page is logged (see [`page_log`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PageLog {
+    /// Byte for byte its committed image: not logged.
+    Unchanged,
+    /// As a Patch frame over the committed location `base`, with every chunk changed since
+    /// that location's image (`mask`).
+    Patch { base: LogLoc, mask: u64 },
+    /// As a Page frame.
+    Image,
+}
+
+/// How staged page `page` of `p` (file `id`, committed state `f`) is logged, as far as memory
+/// can tell the committed image (the resident copy, or the Disk-mode cache, which serves
+/// committed images only):
+/// - byte for byte the committed image: not at all. SQLite rewrites whole pages: an autocommit
+///   INSERT with 8 KiB pages writes page 1 for its change counter, whose second 4 KiB never
+///   changes, and UPDATEs often change one half of a page;
+/// - with `patches`, a page whose committed image is logged in this epoch and
+///   whose chunks changed since that image are at most [`PATCH_MAX_CHUNKS`]: a Patch frame of
+///   those chunks. An autocommit INSERT changes a few dozen bytes of its leaf page and 8 of
+///   page 1: ~1 KB logged and flushed instead of 12.6 KB (three 4 KiB images);
+/// - else a Page frame.
+///
+/// Never anything but a Page frame for a page the transaction cut (`floor`, at most the live
+/// size: replay would show the cut's zeros without one) or spilled (replay would take the
+/// spilled image).
+fn page_log(
     f: Option<&FileState>,
     cache: &super::read::PageCache,
     p: &Pending,
     id: u64,
     page: u64,
     img: &[u8],
-) -> bool {
+    patches: bool,
+) -> PageLog {
     let end = (page + 1) * PAGE;
-    let Some(f) = f else { return false };
+    let Some(f) = f else { return PageLog::Image };
     if !p.existed || p.deleted || end > p.floor || p.spilled.contains_key(&page) {
-        return false;
+        return PageLog::Image;
     }
-    match &f.resident {
-        Some(c) => c.page_is(page, img),
-        None => cache.get(id, page).is_some_and(|c| c == img),
+    let changed = match &f.resident {
+        Some(c) => c.diff_mask(page, img),
+        None => cache.get(id, page).map(|c| diff_mask(c, img)),
+    };
+    let Some(changed) = changed else {
+        return PageLog::Image;
+    };
+    if changed == 0 {
+        return PageLog::Unchanged;
+    }
+    match f.log.get(&page) {
+        Some(&base) if patches => {
+            let mask = base.patched_mask() | changed;
+            if mask.count_ones() <= PATCH_MAX_CHUNKS {
+                PageLog::Patch { base, mask }
+            } else {
+                PageLog::Image
+            }
+        }
+        _ => PageLog::Image,
     }
 }
 
 /// Frames for one file's changes since its last frames (see [`super::state::Logged`]); returns
-/// the pages it logged and where their images start. Pages `unchanged` says equal their
-/// committed image are not logged (their staged image is dropped with the record).
+/// the pages it logged and where their images start. `how` says how each staged page is logged
+/// ([`page_log`]): unchanged pages are not (their staged image is dropped with the record).
 fn serialize_file(
     log: &mut LogWriter,
     id: u64,
     p: &Pending,
-    unchanged: impl Fn(u64, &[u8]) -> bool,
+    how: impl Fn(u64, &[u8]) -> PageLog,
 ) -> Vec<(u64, LogLoc)> {
     let mut locs = Vec::new();
     if p.deleted {
@@ -1040,16 +1086,29 @@ fn serialize_file(
         log.frame(FrameKind::SetLen, id, p.size, &[]);
     }
     for (&page, img) in p.staged.range(..pages_for(p.size)) {
-        if unchanged(page, img) {
-            continue;
-        }
-        // At most a page.
-        let n = (p.size - page * PAGE).min(PAGE) as usize;
-        let loc = LogLoc {
-            offset: log.next_payload_offset(),
-            len: n32(n),
+        let loc = match how(page, img) {
+            PageLog::Unchanged => continue,
+            PageLog::Patch { base, mask } => {
+                let payload = encode_patch(mask, img);
+                let patch = PatchLoc {
+                    offset: log.next_payload_offset(),
+                    len: n32(payload.len()),
+                    mask,
+                };
+                log.frame(FrameKind::Patch, id, page, &payload);
+                LogLoc {
+                    patch: Some(patch),
+                    ..base
+                }
+            }
+            PageLog::Image => {
+                // At most a page.
+                let n = (p.size - page * PAGE).min(PAGE) as usize;
+                let loc = LogLoc::image(log.next_payload_offset(), n32(n));
+                log.frame(FrameKind::Page, id, page, &img[..n]);
+                loc
+            }
         };
-        log.frame(FrameKind::Page, id, page, &img[..n]);
         locs.push((page, loc));
     }
     locs
