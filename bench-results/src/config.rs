@@ -142,16 +142,20 @@ impl RunConfig {
         self.suites.contains(&suite)
     }
 
-    /// Whether the backend `name` passes the filters (empty: every backend). A filter selects
-    /// the names that contain it; the `-exclusive` single-tab references
-    /// ([`crate::goals::EXCLUSIVE_SUFFIX`]) only by a filter that says `exclusive`, so that
+    /// Whether the backend `name` passes the filters (empty: every backend but the
+    /// `-whole-pages` references). A filter selects the names that contain it; the references
+    /// that price one design choice ([`crate::goals::LEVER_REFERENCES`]: `-exclusive`,
+    /// `-whole-pages`) only by a filter that says so (`exclusive`, `whole-pages`), so that
     /// `ours-memory-strict` selects one backend.
     pub fn selects_backend(&self, name: &str) -> bool {
-        let reference = name.ends_with(crate::goals::EXCLUSIVE_SUFFIX);
-        self.backends.is_empty()
-            || self
-                .backends
-                .iter()
-                .any(|f| name.contains(f.as_str()) && (!reference || f.contains("exclusive")))
+        let lever = crate::goals::LEVER_REFERENCES
+            .iter()
+            .find(|l| name.ends_with(l.suffix));
+        if self.backends.is_empty() {
+            return lever.is_none_or(|l| l.by_default);
+        }
+        self.backends
+            .iter()
+            .any(|f| name.contains(f.as_str()) && lever.is_none_or(|l| f.contains(l.word)))
     }
 }

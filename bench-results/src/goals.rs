@@ -20,6 +20,7 @@
 //! | `batch` | every `ours-*` | batch ÷ memory reference | ≤ 1.10 |
 //! | `memory-vs-disk` | `ours-memory-X` for each level X | 16-case total ÷ `ours-disk-X` | ≤ 1.00 |
 //! | `sharing-single-tab` | `ours-X` that has an `ours-X-exclusive` reference | 16-case total ÷ the reference's | ≤ 1.02 |
+//! | `patches` | `ours-X` that has an `ours-X-whole-pages` reference | test 1 ÷ the reference's | ≤ 1.00 |
 //! | `peer-per-case` | every persistent peer P, versus each `ours-*-strict` S | case c of P ÷ case c of S, each of the 16 cases | > 1 |
 //! | `handoff-floor` | each hand-off workload (`two-writers`, `writer-reader`) | ms per hand-off ÷ ms to close and reopen the two access handles, same round | ≤ 2.00 |
 //!
@@ -135,6 +136,9 @@ pub enum Subject {
     /// `ours-X` (shared: what users get) versus its `ours-X-exclusive` reference (one tab,
     /// exclusive access handles, no Web Lock): what sharing costs a tab that is alone.
     SharedVsExclusive,
+    /// `ours-X` (small page changes logged as patches: what users get) versus its
+    /// `ours-X-whole-pages` reference (every changed page logged whole): what patches save.
+    PatchesVsWholePages,
     /// Each workload of the hand-off suite versus the floor of the same rounds
     /// ([`crate::handoff`]; decided by [`check_handoff`], not [`check_sql`]).
     HandoffVsFloor,
@@ -156,7 +160,7 @@ pub struct Goal {
 }
 
 /// Every goal (see the module docs).
-pub const GOALS: [Goal; 8] = [
+pub const GOALS: [Goal; 9] = [
     Goal {
         id: "total-balanced",
         subject: Subject::OursVsReference("-balanced"),
@@ -200,6 +204,15 @@ pub const GOALS: [Goal; 8] = [
         threshold: 1.02,
     },
     Goal {
+        id: "patches",
+        subject: Subject::PatchesVsWholePages,
+        // Test 1's 1,000 autocommit INSERTs are where patches act; tests 2–16 are big
+        // transactions, whose pages change wholesale.
+        metric: Metric::Test1,
+        bound: Bound::AtMost,
+        threshold: 1.00,
+    },
+    Goal {
         id: "peer-per-case",
         subject: Subject::PeersVsOursStrict,
         metric: Metric::Case,
@@ -218,6 +231,37 @@ pub const GOALS: [Goal; 8] = [
 /// Suffix of the single-tab references of sharing (`ours-memory-strict-exclusive`: installed
 /// with `Sharing::Exclusive`), for the `sharing-single-tab` goal.
 pub const EXCLUSIVE_SUFFIX: &str = "-exclusive";
+
+/// Suffix of the references that log every changed page whole (`ours-memory-strict-whole-pages`:
+/// installed with `log_patches: false`), for the `patches` goal.
+pub const WHOLE_PAGES_SUFFIX: &str = "-whole-pages";
+
+/// One of our references that exists to price one design choice
+/// ([`crate::config::RunConfig::selects_backend`]).
+#[derive(Clone, Copy, Debug)]
+pub struct LeverReference {
+    /// The suffix of its name (after the configuration it is the reference of).
+    pub suffix: &'static str,
+    /// A backend filter selects it only if it contains this word.
+    pub word: &'static str,
+    /// Whether a run without filters runs it.
+    pub by_default: bool,
+}
+
+/// The lever references: sharing (`-exclusive`, in every unfiltered run) and patches
+/// (`-whole-pages`, only when asked for: two more backends would lengthen every full run).
+pub const LEVER_REFERENCES: [LeverReference; 2] = [
+    LeverReference {
+        suffix: EXCLUSIVE_SUFFIX,
+        word: "exclusive",
+        by_default: true,
+    },
+    LeverReference {
+        suffix: WHOLE_PAGES_SUFFIX,
+        word: "whole-pages",
+        by_default: false,
+    },
+];
 
 /// The goal of the strict levels' 16-case total (the report's headline floor notes).
 pub const TOTAL_STRICT: &str = "total-strict";
@@ -523,9 +567,14 @@ pub fn check_sql(sql: &SqlSection, boot: &Bootstrap) -> Vec<GoalCheck> {
                     out.push(check(goal, m, d, None, ratio));
                 }
             }
-            Subject::SharedVsExclusive => {
+            Subject::SharedVsExclusive | Subject::PatchesVsWholePages => {
+                let suffix = if goal.subject == Subject::SharedVsExclusive {
+                    EXCLUSIVE_SUFFIX
+                } else {
+                    WHOLE_PAGES_SUFFIX
+                };
                 for x in sql.backends.iter().filter(ran) {
-                    let Some(base) = x.meta.name.strip_suffix(EXCLUSIVE_SUFFIX) else {
+                    let Some(base) = x.meta.name.strip_suffix(suffix) else {
                         continue;
                     };
                     if !x.meta.is_ours() {
@@ -999,6 +1048,41 @@ mod tests {
             .iter()
             .filter(|g| g.goal == TOTAL_STRICT)
             .all(|g| !g.backend.ends_with(EXCLUSIVE_SUFFIX)));
+    }
+
+    /// `patches`: each `ours-X-whole-pages` pairs with its `ours-X`, in that order; the
+    /// references stay outside the strict total and peer goals.
+    #[test]
+    fn the_patches_goal_pairs_each_whole_pages_reference_with_its_base() {
+        let patched = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1000.0, 1002.0, 998.0];
+        let whole = [
+            1040.0, 1050.0, 1035.0, 1040.0, 1030.0, 1045.0, 1040.0, 1040.0,
+        ];
+        let mut sql = SqlSection {
+            backends: vec![
+                backend("sqlite-memvfs", false, &patched, &[]),
+                backend("ours-disk-strict", true, &patched, &[]),
+                backend("ours-disk-strict-whole-pages", true, &whole, &[]),
+                backend("ours-memory-strict-exclusive", true, &whole, &[]),
+            ],
+            ..SqlSection::default()
+        };
+        sql.summarize(&Bootstrap::default());
+        let patches: Vec<&GoalCheck> = sql.goals.iter().filter(|g| g.goal == "patches").collect();
+        assert_eq!(patches.len(), 1, "{patches:?}");
+        let g = patches[0];
+        assert_eq!(
+            (g.backend.as_str(), g.versus.as_str()),
+            ("ours-disk-strict", "ours-disk-strict-whole-pages")
+        );
+        let ratio = g.ratio.as_ref().expect("paired over 8 rounds");
+        assert!(ratio.median > 0.95 && ratio.median < 0.97, "{ratio:?}");
+        assert_eq!(g.verdict, Verdict::Met);
+        assert!(sql
+            .goals
+            .iter()
+            .filter(|g| g.goal == TOTAL_STRICT || g.goal == "peer-per-case")
+            .all(|g| !g.backend.ends_with(WHOLE_PAGES_SUFFIX)));
     }
 
     #[test]

@@ -33,7 +33,7 @@ use sqlite_wasm_vfs::sahpool::{self, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use bench_results::goals::EXCLUSIVE_SUFFIX;
+use bench_results::goals::{EXCLUSIVE_SUFFIX, WHOLE_PAGES_SUFFIX};
 use opfs_vfs::sqlite::SharedVolume;
 use opfs_vfs::storage::{OpfsStorage, StorageError};
 use opfs_vfs::web::{install, InstallError, InstallOptions, Installed, Sharing};
@@ -196,6 +196,9 @@ pub struct OursOpfsBackend {
     /// `Sharing::Exclusive`: one tab, exclusive handles, no Web Lock — the single-tab cost of
     /// sharing is the difference, paired per round.
     sharing: Sharing,
+    /// `log_patches` (what users get) or, for the `-whole-pages` references, every changed
+    /// page logged whole: what patches save is the difference, paired per round.
+    patches: bool,
     dir: Option<String>,
     mounted: Option<Mounted>,
 }
@@ -218,6 +221,7 @@ impl OursOpfsBackend {
             buffer_mode,
             durability,
             sharing: Sharing::Shared,
+            patches: true,
             dir: None,
             mounted: None,
         }
@@ -247,6 +251,15 @@ impl OursOpfsBackend {
         }
     }
 
+    /// The `-whole-pages` reference of a configuration: installed with `log_patches: false`
+    /// (every changed page logged whole, as before 2026-12-05), to measure what patches save.
+    pub fn whole_pages(root: &str, buffer_mode: BufferMode, durability: Durability) -> Self {
+        Self {
+            patches: false,
+            ..Self::new(root, buffer_mode, durability)
+        }
+    }
+
     /// The OPFS directory of the current run, if prepared.
     pub fn dir(&self) -> Option<&str> {
         self.dir.as_deref()
@@ -266,6 +279,7 @@ impl OursOpfsBackend {
             buffer_mode: self.buffer_mode,
             durability: self.durability,
             sharing: self.sharing,
+            log_patches: self.patches,
             ..InstallOptions::default()
         })
         .await?;
@@ -299,11 +313,14 @@ impl OursOpfsBackend {
 
 impl SqlBackend for OursOpfsBackend {
     fn name(&self) -> String {
-        let name = ours_name(self.buffer_mode, self.durability);
-        match self.sharing {
-            Sharing::Shared => name,
-            Sharing::Exclusive => name + EXCLUSIVE_SUFFIX,
+        let mut name = ours_name(self.buffer_mode, self.durability);
+        if self.sharing == Sharing::Exclusive {
+            name += EXCLUSIVE_SUFFIX;
         }
+        if !self.patches {
+            name += WHOLE_PAGES_SUFFIX;
+        }
+        name
     }
 
     fn durability(&self) -> &'static str {
@@ -319,6 +336,11 @@ impl SqlBackend for OursOpfsBackend {
         if self.sharing == Sharing::Exclusive {
             if let Some(d) = &mut meta.durability_settings {
                 d.push_str("; Sharing::Exclusive (exclusive access handles, no Web Lock)");
+            }
+        }
+        if !self.patches {
+            if let Some(d) = &mut meta.durability_settings {
+                d.push_str("; log_patches: false (every changed page logged whole)");
             }
         }
         meta
@@ -676,6 +698,15 @@ impl BrowserBackend {
         // that says `exclusive`, or by none: `RunConfig::selects_backend`).
         for mode in [BufferMode::Disk, BufferMode::Memory] {
             v.push(Self::Ours(OursOpfsBackend::exclusive(
+                root,
+                mode,
+                Durability::Strict,
+            )));
+        }
+        // What patches save, Strict in both modes (selected only by a filter that says
+        // `whole-pages`).
+        for mode in [BufferMode::Disk, BufferMode::Memory] {
+            v.push(Self::Ours(OursOpfsBackend::whole_pages(
                 root,
                 mode,
                 Durability::Strict,

@@ -95,8 +95,9 @@ async fn every_backend_small_run() {
     let suite = Suite::generate_scaled(DEFAULT_SEED, SCALE);
     let batch = Batch::generate(DEFAULT_SEED, BATCH_ROWS);
     let backends = BrowserBackend::all(&root);
-    // Six of ours, the two references, and the two single-tab (`-exclusive`) references.
-    assert_eq!(backends.len(), 10);
+    // Six of ours, the two references, the two single-tab (`-exclusive`) references and the
+    // two `-whole-pages` references.
+    assert_eq!(backends.len(), 12);
     for mut backend in backends {
         let name = backend.name();
         let s = run_suite(&mut backend, &suite)

@@ -1290,6 +1290,23 @@ fn small_changes_are_logged_as_patches<B: Backend>(cx: &mut Ctx<B>) {
     assert_state(&mut v, &m);
     let mut v = cx.remount(v);
     assert_state(&mut v, &m);
+
+    // `log_patches: false` logs whole pages (the benchmark's `-whole-pages` references) and
+    // still reads the patches it finds.
+    v.write(f, PAGE_SIZE as u64 + 1, &[6; 2]).unwrap();
+    v.commit().unwrap();
+    model_write(m.get_mut("f").unwrap(), PAGE_SIZE + 1, &[6; 2]);
+    let mut whole = cx.opts.clone();
+    whole.log_patches = false;
+    let mut v = cx.remount_with(v, whole);
+    assert_state(&mut v, &m);
+    for k in 0..3u8 {
+        v.write(f, PAGE_SIZE as u64 + 20, &[k; 2]).unwrap();
+        v.commit().unwrap();
+        model_write(m.get_mut("f").unwrap(), PAGE_SIZE + 20, &[k; 2]);
+    }
+    assert_eq!(v.stats().patched_pages, 0);
+    assert_state(&mut v, &m);
     v.close().unwrap();
 }
 

@@ -486,6 +486,16 @@ mod tests {
         assert!(x.selects_backend("ours-disk-strict-exclusive"));
         assert!(x.selects_backend("ours-memory-strict-exclusive"));
         assert!(!x.selects_backend("ours-memory-strict"));
+        // The whole-pages references only when named, even in a run without filters.
+        assert!(!c.selects_backend("ours-disk-strict-whole-pages"));
+        assert!(!x.selects_backend("ours-disk-strict-whole-pages"));
+        let w = resolve(r#"{"backends":["ours-memory-strict","whole-pages"]}"#).unwrap();
+        assert!(w.selects_backend("ours-memory-strict-whole-pages"));
+        assert!(w.selects_backend("ours-memory-strict"));
+        assert!(!w.selects_backend("ours-memory-strict-exclusive"));
+        assert!(!resolve("{}")
+            .unwrap()
+            .selects_backend("ours-memory-strict-whole-pages"));
         assert_eq!(c.files, 10);
         assert_eq!(c.commit.as_deref(), Some("abc123"));
         let all = resolve(r#"{"backends":["all"]}"#).unwrap();

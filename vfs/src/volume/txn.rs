@@ -406,8 +406,10 @@ impl<S: Storage> Volume<S> {
         // Patches only in commits that are written at once: Balanced's buffered commits are
         // written as one group of whole images (`LogWriter::grouped`), and a spill's pages
         // are not committed yet. Never into a version-2 volume's log (see FORMAT_VERSION).
-        let patches =
-            commit && self.opts.durability != Durability::Balanced && self.sb.version >= 3;
+        let patches = commit
+            && self.opts.log_patches
+            && self.opts.durability != Durability::Balanced
+            && self.sb.version >= 3;
         for &id in ids {
             if let Some(p) = self.pending.get(&id) {
                 let (f, cache) = (self.files.get(&id), &self.cache);

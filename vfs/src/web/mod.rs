@@ -140,6 +140,9 @@ pub struct InstallOptions {
     /// Whether other tabs and workers of the origin may use the volume too (default:
     /// [`Sharing::Shared`]).
     pub sharing: Sharing,
+    /// Log small page changes as patches (default true; see
+    /// [`VolumeOptions::log_patches`]).
+    pub log_patches: bool,
 }
 
 /// How a volume is shared between the tabs and workers of an origin.
@@ -175,6 +178,7 @@ impl Default for InstallOptions {
             quota_aware: true,
             space_limit: None,
             sharing: Sharing::Shared,
+            log_patches: defaults.log_patches,
         }
     }
 }
@@ -192,6 +196,7 @@ impl InstallOptions {
             memory_budget: self.memory_budget,
             disk_cache_bytes: self.disk_cache_bytes,
             space_limit: self.space_limit,
+            log_patches: self.log_patches,
             ..VolumeOptions::default()
         }
     }
