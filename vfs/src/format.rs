@@ -756,6 +756,10 @@ pub fn decode_patch(payload: &[u8]) -> Result<u64, &'static str> {
 
 /// Applies a patch payload (checked by [`decode_patch`]) to a full page image.
 pub fn apply_patch(payload: &[u8], img: &mut [u8]) -> Result<(), &'static str> {
+    if img.len() != PAGE_SIZE {
+        // A shorter image would silently miss the chunks past its end.
+        return Err("patch applied to less than a page");
+    }
     let mask = decode_patch(payload)?;
     let mut src = payload[8..].chunks_exact(PATCH_CHUNK);
     for (i, dst) in img.chunks_exact_mut(PATCH_CHUNK).enumerate() {
@@ -861,6 +865,7 @@ mod tests {
         let mut longer = p.clone();
         longer.push(0);
         assert!(apply_patch(&longer, &mut img).is_err());
+        assert!(apply_patch(&p, &mut img[..PAGE_SIZE - 64]).is_err());
     }
 
     #[test]
