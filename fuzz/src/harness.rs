@@ -114,6 +114,8 @@ fn options(o: &Opts) -> VolumeOptions {
         memory_budget: Some(if o.small_buffers { 128 << 10 } else { 1 << 20 }),
         disk_cache_bytes: if o.small_buffers { 16 << 10 } else { 256 << 10 },
         space_limit: None,
+        // What users get: small changes logged as patches (Strict and Relaxed).
+        log_patches: true,
     }
 }
 
