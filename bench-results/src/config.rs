@@ -148,14 +148,20 @@ impl RunConfig {
     /// `-whole-pages`) only by a filter that says so (`exclusive`, `whole-pages`), so that
     /// `ours-memory-strict` selects one backend.
     pub fn selects_backend(&self, name: &str) -> bool {
-        let lever = crate::goals::LEVER_REFERENCES
-            .iter()
-            .find(|l| name.ends_with(l.suffix));
-        if self.backends.is_empty() {
-            return lever.is_none_or(|l| l.by_default);
-        }
-        self.backends
-            .iter()
-            .any(|f| name.contains(f.as_str()) && lever.is_none_or(|l| f.contains(l.word)))
+        backend_selected(&self.backends, name)
     }
+}
+
+/// Whether the backend `name` passes the backend filters `filters` (the rule of
+/// [`RunConfig::selects_backend`], also for runs configured without a `RunConfig`).
+pub fn backend_selected(filters: &[String], name: &str) -> bool {
+    let lever = crate::goals::LEVER_REFERENCES
+        .iter()
+        .find(|l| name.ends_with(l.suffix));
+    if filters.is_empty() {
+        return lever.is_none_or(|l| l.by_default);
+    }
+    filters
+        .iter()
+        .any(|f| name.contains(f.as_str()) && lever.is_none_or(|l| f.contains(l.word)))
 }

@@ -940,7 +940,10 @@ pub struct BrowserConfig {
     /// Divide every count by this (1 = full size; anything else is a smoke run, marked so in
     /// the result).
     pub scale: u32,
-    /// Only backends whose name contains one of these (empty: all).
+    /// Backend filters, with the rule of `RunConfig::selects_backend`
+    /// ([`bench_results::config::backend_selected`]): names that contain one of them, the
+    /// lever references only when a filter names them (empty: all but the `-whole-pages`
+    /// references).
     pub backends: Vec<String>,
     /// OPFS directory under which every run's directories are made. It is removed at the start
     /// (leftovers of an interrupted run) and at the end.
@@ -984,9 +987,7 @@ pub async fn run_browser(
 
     let mut backends: Vec<Ours<BrowserBackend>> = BrowserBackend::all(&root)
         .into_iter()
-        .filter(|b| {
-            config.backends.is_empty() || config.backends.iter().any(|f| b.name().contains(f))
-        })
+        .filter(|b| bench_results::config::backend_selected(&config.backends, &b.name()))
         .map(Ours)
         .collect();
     if backends.is_empty() {
