@@ -30,9 +30,8 @@ use crate::format::{
 use crate::storage::{PhysicalFile, PhysicalFileId, Storage};
 
 use super::maps::Home;
-use super::read::LogPart;
 use super::state::{pages_for, LogLoc};
-use super::{corrupt, usize_of, Volume};
+use super::{usize_of, Volume};
 
 /// Most blocks written with one call (1 MiB).
 const MAX_WRITE_BLOCKS: usize = 256;
@@ -338,7 +337,7 @@ impl<S: Storage> Volume<S> {
         }
 
         // --- 3. images ------------------------------------------------------------------
-        let hashes = self.write_images(&mut jobs)?;
+        let hashes = self.write_images(&jobs)?;
         for plan in &mut plans {
             for (page, home) in plan.homes.iter_mut() {
                 if let Some(&h) = hashes.get(&(plan.id, *page)) {
@@ -531,7 +530,7 @@ impl<S: Storage> Volume<S> {
 
     /// Reads every job's image (windowed by log offset for log images), hashes it, and writes
     /// the images in block order, runs of consecutive blocks in one call. Returns the hashes.
-    fn write_images(&mut self, jobs: &mut [Job]) -> Result<BTreeMap<(u64, u64), u64>> {
+    fn write_images(&mut self, jobs: &[Job]) -> Result<BTreeMap<(u64, u64), u64>> {
         let data = PhysicalFileId::Data;
         let mut images: Vec<(u64, u64, u64, Vec<u8>)> = Vec::with_capacity(jobs.len());
         // Log-sourced images of files not in memory: read in log order, windowed, below.
@@ -554,17 +553,8 @@ impl<S: Storage> Volume<S> {
         }
         let mut bad = None;
         self.each_log_image(&from_log, |k, part, bytes| {
-            let img = &mut images[slot_of[k]].3;
-            match part {
-                LogPart::Image => {
-                    img[..bytes.len()].copy_from_slice(bytes);
-                    img[bytes.len()..].fill(0);
-                }
-                LogPart::Patch(at) => {
-                    if let Err(w) = format::apply_patch(bytes, img) {
-                        bad.get_or_insert(corrupt(w, PhysicalFileId::Log, at));
-                    }
-                }
+            if let Err(e) = part.fill(&mut images[slot_of[k]].3, bytes) {
+                bad.get_or_insert(e);
             }
         })?;
         if let Some(e) = bad {

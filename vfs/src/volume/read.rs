@@ -545,21 +545,15 @@ impl<S: Storage> Volume<S> {
             if page * PAGE >= c.len() || bad.is_some() {
                 return;
             }
-            match part {
-                LogPart::Image => {
-                    img[..bytes.len()].copy_from_slice(bytes);
-                    img[bytes.len()..].fill(0);
-                }
-                LogPart::Patch(at) => {
-                    // The base was put first (log order).
-                    let n = ix((c.len() - page * PAGE).min(PAGE));
-                    c.read(page * PAGE, &mut img[..n]);
-                    img[n..].fill(0);
-                    if let Err(w) = apply_patch(bytes, &mut img) {
-                        bad = Some(corrupt(w, PhysicalFileId::Log, at));
-                        return;
-                    }
-                }
+            if let LogPart::Patch(_) = part {
+                // Its base was put first (log order).
+                let n = ix((c.len() - page * PAGE).min(PAGE));
+                c.read(page * PAGE, &mut img[..n]);
+                img[n..].fill(0);
+            }
+            if let Err(e) = part.fill(&mut img, bytes) {
+                bad = Some(e);
+                return;
             }
             c.put_page(page, &img);
         })?;
@@ -665,6 +659,23 @@ pub(crate) enum LogPart {
     Image,
     /// A Patch payload, at this log offset, to apply on top.
     Patch(u64),
+}
+
+impl LogPart {
+    /// Puts these log bytes into `img`, a page buffer: an image's bytes, zeros past them; or a
+    /// patch, applied on top of the base `img` already holds.
+    pub(crate) fn fill(self, img: &mut [u8], bytes: &[u8]) -> Result<()> {
+        match self {
+            LogPart::Image => {
+                img[..bytes.len()].copy_from_slice(bytes);
+                img[bytes.len()..].fill(0);
+                Ok(())
+            }
+            LogPart::Patch(at) => {
+                apply_patch(bytes, img).map_err(|w| corrupt(w, PhysicalFileId::Log, at))
+            }
+        }
+    }
 }
 
 enum PendingImage {
