@@ -24,6 +24,7 @@
 #   FUZZ_SECONDS                   length of the "fuzz (short)" gate (default 30)
 #   PROPTEST_CASES, CRASH_POINTS, RUST_LOG, ...  passed through to the tests unchanged
 #   SETUP_SKIP_BROWSERS=1 etc.     passed through to scripts/setup.sh
+#   DISK_MIN_GIB                   free space the run insists on before the gates (default 6; 0: no check)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -78,6 +79,30 @@ for var in PROPTEST_CASES CRASH_POINTS RUST_LOG RUST_BACKTRACE; do
         say "passing through $var=${!var}"
     fi
 done
+
+# Disk space. A clean run needs ~5 GiB (target/: native debug and release, wasm32, the page and
+# the template; browser profiles). Without it, rustc fails deep into a gate with "No space left
+# on device" (CI run of 2026-12-05: 8 gates green, then gate 9 died after 25 s); say so up front.
+# DISK_MIN_GIB=0 skips the check.
+DISK_MIN_GIB="${DISK_MIN_GIB:-6}"
+if [[ "$DISK_MIN_GIB" != 0 ]]; then
+    target_dir="${CARGO_TARGET_DIR:-$ROOT/target}"
+    mkdir -p "$target_dir"
+    free_kib="$(df -Pk "$target_dir" | awk 'NR == 2 { print $4 }')"
+    if [[ -n "$free_kib" && "$free_kib" -lt $((DISK_MIN_GIB * 1024 * 1024)) ]]; then
+        say "FAILED: $((free_kib / 1024)) MiB free on the file system of $target_dir; the gates need about ${DISK_MIN_GIB} GiB (DISK_MIN_GIB=0 skips this check)" >&2
+        df -h "$target_dir" >&2
+        echo "test-gates: 0 passed, 1 failed (failed gate: disk space)" >&2
+        exit 1
+    fi
+    say "disk: $((free_kib / 1024 / 1024)) GiB free for $target_dir"
+fi
+# A clean run compiles everything once: incremental state (GiBs under target/debug/incremental)
+# only costs time and space there. A developer's run keeps it.
+if [[ "${CI:-}" == true ]]; then
+    export CARGO_INCREMENTAL=0
+    say "CI: CARGO_INCREMENTAL=0"
+fi
 
 # --- gates --------------------------------------------------------------------------------------
 gate "pins" bash scripts/check-pins.sh
