@@ -116,6 +116,8 @@ fn options(o: &Opts) -> VolumeOptions {
         space_limit: None,
         // What users get: small changes logged as patches (Strict and Relaxed).
         log_patches: true,
+        // Tail links for commits and spills of a few pages, so the fuzzer reaches them.
+        link_min_bytes: Some(if o.small_buffers { 16 << 10 } else { 256 << 10 }),
     }
 }
 

@@ -1,6 +1,7 @@
-//! On-disk encoding, format version 3: superblocks, the catalog (a directory of entry chunks,
-//! entry chunks of file records, map chunks of page homes) and log frames. `vfs/DESIGN.md`
-//! specifies the same layout in prose; keep the two in step. All integers are little-endian;
+//! On-disk encoding, format version 4: superblocks, the catalog (a directory of entry chunks,
+//! entry chunks of file records, map chunks of page homes) and log frames (in the log, and in
+//! tail links in the data file). `vfs/DESIGN.md` specifies the same layout in prose; keep the
+//! two in step. All integers are little-endian;
 //! every structure carries an xxh3-64 hash.
 //!
 //! Log frames carry a *chained* hash (each frame's hash is seeded with the previous frame's), so
@@ -24,7 +25,10 @@ pub const PAGE: u64 = PAGE_SIZE as u64;
 /// otherwise version 2's, so a version-2 volume mounts, and its log gets patch frames only
 /// once a checkpoint has written a version-3 superblock (a version-2 build refuses that
 /// superblock instead of replaying up to the first patch and stopping there: silent loss).
-pub const FORMAT_VERSION: u32 = 3;
+/// Version 4 added tail links ([`FrameKind::Link`]: a commit's frames and page blocks in the
+/// data file past the checkpoint's extent); links are written only once a checkpoint has
+/// written a version-4 superblock, by the same rule.
+pub const FORMAT_VERSION: u32 = 4;
 /// The oldest format version this build mounts.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
 /// Superblock magic.
@@ -548,6 +552,10 @@ pub enum FrameKind {
     /// the mask covers every chunk changed since that base, so a page is always its base plus
     /// its newest patch (see [`encode_patch`]).
     Patch = 9,
+    /// Pages of a tail link (format version 4; only in the data file, never in the log file):
+    /// payload `n` × (u64 file id, u64 page index, u64 xxh3 of the block), the next `n` page
+    /// blocks of the link, in order (see [`encode_link`] and `vfs/DESIGN.md`, "Tail links").
+    Link = 10,
 }
 
 impl FrameKind {
@@ -562,6 +570,7 @@ impl FrameKind {
             7 => FrameKind::Abort,
             8 => FrameKind::Epoch,
             9 => FrameKind::Patch,
+            10 => FrameKind::Link,
             _ => return None,
         })
     }
@@ -570,6 +579,7 @@ impl FrameKind {
         match self {
             FrameKind::Page => PAGE_SIZE,
             FrameKind::Patch => PATCH_MAX,
+            FrameKind::Link => LINK_MAX_ENTRIES * LINK_ENTRY,
             FrameKind::Create | FrameKind::Rename => MAX_NAME_LEN,
             FrameKind::Commit | FrameKind::Abort => MAX_ID_LIST * 8,
             FrameKind::Delete | FrameKind::SetLen | FrameKind::Epoch => 0,
@@ -768,6 +778,52 @@ pub fn apply_patch(payload: &[u8], img: &mut [u8]) -> Result<(), &'static str> {
         }
     }
     Ok(())
+}
+
+/// Bytes per page listed in a [`FrameKind::Link`] payload: file id, page index, block hash.
+pub const LINK_ENTRY: usize = 24;
+/// Most pages one Link frame lists (a link with more pages has several Link frames).
+pub const LINK_MAX_ENTRIES: usize = MAX_PAYLOAD / LINK_ENTRY;
+
+/// One page of a tail link: which page of which file, and the xxh3 of its block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkEntry {
+    /// Logical file id.
+    pub file: u64,
+    /// Page index in the file.
+    pub page: u64,
+    /// xxh3-64 of the whole 4 KiB block.
+    pub hash: u64,
+}
+
+/// The payload of a [`FrameKind::Link`] (at most [`LINK_MAX_ENTRIES`] entries).
+pub fn encode_link(entries: &[LinkEntry]) -> Vec<u8> {
+    debug_assert!(entries.len() <= LINK_MAX_ENTRIES);
+    let mut b = Vec::with_capacity(entries.len() * LINK_ENTRY);
+    for e in entries {
+        put_u64(&mut b, e.file);
+        put_u64(&mut b, e.page);
+        put_u64(&mut b, e.hash);
+    }
+    b
+}
+
+/// Decodes a [`FrameKind::Link`] payload.
+pub fn decode_link(payload: &[u8]) -> Result<Vec<LinkEntry>, &'static str> {
+    if !payload.len().is_multiple_of(LINK_ENTRY) {
+        return Err("link payload is not a list of entries");
+    }
+    Ok(payload
+        .chunks_exact(LINK_ENTRY)
+        .map(|c| {
+            let u = |i: usize| u64::from_le_bytes(c[i..i + 8].try_into().unwrap_or([0; 8]));
+            LinkEntry {
+                file: u(0),
+                page: u(8),
+                hash: u(16),
+            }
+        })
+        .collect())
 }
 
 /// Encodes a list of file ids (commit and abort payloads).

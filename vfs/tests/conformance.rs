@@ -556,6 +556,8 @@ fn list_sorted_and_stat<B: Backend>(cx: &mut Ctx<B>) {
 }
 
 fn large_file<B: Backend>(cx: &mut Ctx<B>) {
+    // What this checks is the log's: no tail links (`big_commits_go_to_the_data_tail`).
+    cx.opts.link_min_bytes = None;
     const LEN: usize = 3 << 20;
     let mut v = cx.mount();
     let data = pattern(LEN, 77);
@@ -979,6 +981,8 @@ fn large_log_writes_are_not_padded<B: Backend>(cx: &mut Ctx<B>) {
 /// is flushed within the delay after its commit, not at a time set by its first spill; and a
 /// Balanced commit that a later spill writes out is due within the delay of the commit.
 fn spills_do_not_start_the_flush_clock<B: Backend>(cx: &mut Ctx<B>) {
+    // What this checks is the log's: no tail links (`big_commits_go_to_the_data_tail`).
+    cx.opts.link_min_bytes = None;
     // Memory mode spills at 16 × the write buffer: 256 KiB here.
     cx.opts.write_buffer_bytes = 16 << 10;
     let delay = cx.opts.max_flush_delay;
@@ -1135,6 +1139,8 @@ fn buffered_commits_are_written_as_one<B: Backend>(cx: &mut Ctx<B>) {
 /// transaction cut the page or spilled an image of it: replay would then show the cut or the
 /// spilled image.
 fn unchanged_pages_are_not_logged<B: Backend>(cx: &mut Ctx<B>) {
+    // What this checks is the log's: no tail links (`big_commits_go_to_the_data_tail`).
+    cx.opts.link_min_bytes = None;
     // Disk mode spills at 16 KiB of staged pages, Memory mode at 256 KiB.
     cx.opts.write_buffer_bytes = 16 << 10;
     let mut v = cx.mount();
@@ -1306,6 +1312,110 @@ fn small_changes_are_logged_as_patches<B: Backend>(cx: &mut Ctx<B>) {
         model_write(m.get_mut("f").unwrap(), PAGE_SIZE + 20, &[k; 2]);
     }
     assert_eq!(v.stats().patched_pages, 0);
+    assert_state(&mut v, &m);
+    v.close().unwrap();
+}
+
+/// A commit of at least `link_min_bytes` of pages goes to the data file's tail as a link: one
+/// write and one flush of the data file, nothing in the log; the commits around it stay in the
+/// log; a checkpoint makes the link's blocks the pages' homes without writing them again (the
+/// write-twice of log then home is gone); a patch over a linked page, a crash remount, a
+/// power-loss image and the other buffer mode read it back; deleting the file gives the space
+/// back.
+fn big_commits_go_to_the_data_tail<B: Backend>(cx: &mut Ctx<B>) {
+    let data = PhysicalFileId::Data;
+    let log = PhysicalFileId::Log;
+    cx.opts.link_min_bytes = Some(64 << 10);
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    let s = v.create("small").unwrap();
+    v.write(s, 0, &pattern(100, 1)).unwrap();
+    v.commit().unwrap();
+    m.insert("small".into(), pattern(100, 1));
+
+    let f = v.create("big").unwrap();
+    let big = pattern(128 * PAGE_SIZE, 2);
+    v.write(f, 0, &big).unwrap();
+    let (before, log_before) = (v.counters(), v.stats().log_bytes);
+    v.commit().unwrap();
+    m.insert("big".into(), big.clone());
+    let c = v.counters().since(&before);
+    assert_eq!(v.stats().linked_commits, 1);
+    assert_eq!(v.stats().linked_pages, 128);
+    // The link: one write, one flush of the data file; the page bytes once, plus its frames.
+    assert_eq!(c.file(data).writes, 1, "{c:?}");
+    assert_eq!(c.file(data).flushes, 1, "{c:?}");
+    let linked = c.file(data).written_bytes;
+    assert!(
+        linked >= big.len() as u64 && linked <= big.len() as u64 + 2 * PAGE_SIZE as u64,
+        "{linked}"
+    );
+    // The log only gets what came before (Balanced's buffered commit) written and flushed.
+    assert!(c.file(log).flushes <= 1, "{c:?}");
+    if cx.durability() != Durability::Balanced {
+        assert_eq!(c.file(log).writes, 0, "{c:?}");
+        assert_eq!(v.stats().log_bytes, log_before);
+    }
+    assert_state(&mut v, &m);
+    cx.assert_durable(&v, &m);
+
+    // A small commit after it chains on in the log; a small change of a linked page is a
+    // patch over the link's block (Strict, Relaxed).
+    let patches = cx.durability() != Durability::Balanced;
+    v.write(f, 5 * PAGE_SIZE as u64 + 40, &[9; 12]).unwrap();
+    v.commit().unwrap();
+    model_write(m.get_mut("big").unwrap(), 5 * PAGE_SIZE + 40, &[9; 12]);
+    if patches {
+        assert_eq!(v.stats().patched_pages, 1);
+    }
+    v.sync().unwrap();
+    assert_state(&mut v, &m);
+    cx.assert_durable(&v, &m);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+    // A second link after the remount, and a third right after it.
+    let f = id_of(&v, "big");
+    for k in 0..2u64 {
+        let more = pattern(32 * PAGE_SIZE, 3 + k);
+        v.write(f, (128 + 32 * k) * PAGE_SIZE as u64, &more)
+            .unwrap();
+        v.commit().unwrap();
+        m.get_mut("big").unwrap().extend_from_slice(&more);
+    }
+    assert_eq!(v.stats().linked_commits, 2);
+    v.sync().unwrap();
+    cx.assert_durable(&v, &m);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+
+    // The checkpoint writes the catalog and the patched page, not the linked pages.
+    let before = v.counters();
+    v.checkpoint().unwrap();
+    let c = v.counters().since(&before);
+    assert!(
+        c.file(data).written_bytes < 64 << 10,
+        "the checkpoint wrote {} bytes",
+        c.file(data).written_bytes
+    );
+    assert_state(&mut v, &m);
+    let mut o = cx.opts.clone();
+    o.buffer_mode = other(o.buffer_mode);
+    let mut v = cx.remount_with(v, o);
+    assert_state(&mut v, &m);
+    assert!(v.check_integrity().unwrap().is_ok());
+
+    // Deleted: the blocks come back (the data file is cut to what the small file needs).
+    v.delete("big").unwrap();
+    v.commit().unwrap();
+    m.remove("big");
+    v.checkpoint().unwrap();
+    assert_state(&mut v, &m);
+    assert!(
+        v.stats().data_blocks < 16,
+        "{} blocks after the delete",
+        v.stats().data_blocks
+    );
+    let mut v = cx.remount(v);
     assert_state(&mut v, &m);
     v.close().unwrap();
 }
@@ -1502,6 +1612,10 @@ macro_rules! suite {
             #[test]
             fn small_changes_are_logged_as_patches() {
                 for_all_configs::<$backend>(super::small_changes_are_logged_as_patches);
+            }
+            #[test]
+            fn big_commits_go_to_the_data_tail() {
+                for_all_configs::<$backend>(super::big_commits_go_to_the_data_tail);
             }
             #[test]
             fn physical_call_accounting() {

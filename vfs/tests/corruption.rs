@@ -609,7 +609,7 @@ fn disk_mode_commit_after_failed_set_len_does_not_panic() {
 #[test]
 fn other_format_versions_are_unsupported_and_untouched() {
     let fx = build();
-    for version in [1u32, 4, 77] {
+    for version in [1u32, 5, 77] {
         let mut img = fx.image.clone();
         let data = img.get_mut(DATA).bytes_mut();
         for slot in 0..2 {
@@ -636,6 +636,60 @@ fn other_format_versions_are_unsupported_and_untouched() {
     }
 }
 
+/// Rewrites both superblocks of a closed volume's image to say format `version`.
+fn set_version(img: &mut MemoryStorage, version: u32) {
+    let data = img.get_mut(DATA).bytes_mut();
+    for slot in 0..2 {
+        let s = &mut data[slot * PAGE..slot * PAGE + SUPER_LEN];
+        s[8..12].copy_from_slice(&version.to_le_bytes());
+        let h = xxhash_rust::xxh3::xxh3_64(&s[..SUPER_LEN - 8]);
+        s[SUPER_LEN - 8..].copy_from_slice(&h.to_le_bytes());
+        assert!(matches!(Superblock::decode(s), Slot::Valid(sb) if sb.version == version));
+    }
+}
+
+/// A version-3 volume (before tail links) mounts and keeps working; a big commit goes to its
+/// log, not to the data file's tail, while its superblock says version 3 (a version-3 build
+/// would end its replay where the chain leaves the log: silent loss), and to the tail once a
+/// checkpoint has written a version-4 superblock.
+#[test]
+fn version_3_volumes_get_tail_links_only_after_a_checkpoint() {
+    let o = VolumeOptions {
+        link_min_bytes: Some(2 * PAGE),
+        ..opts(BufferMode::Memory)
+    };
+    let mut v = Volume::mount(MemoryStorage::new(), o.clone()).unwrap();
+    let f = v.create("f").unwrap();
+    v.write(f, 0, &pattern(3 * PAGE, 5)).unwrap();
+    v.commit().unwrap();
+    let mut img = v.close().unwrap();
+    set_version(&mut img, 3);
+    let mut v = Volume::mount(img, o.clone()).unwrap();
+    let f = v.open("f").unwrap();
+    v.write(f, 0, &pattern(3 * PAGE, 6)).unwrap();
+    v.commit().unwrap();
+    let mut want = pattern(3 * PAGE, 6);
+    assert_eq!(
+        v.stats().linked_commits,
+        0,
+        "a tail link in a version-3 volume"
+    );
+    v.checkpoint().unwrap();
+    v.write(f, PAGE as u64, &pattern(3 * PAGE, 7)).unwrap();
+    v.commit().unwrap();
+    want.truncate(PAGE);
+    want.extend_from_slice(&pattern(3 * PAGE, 7));
+    assert_eq!(
+        v.stats().linked_commits,
+        1,
+        "no tail link after the checkpoint"
+    );
+    let img = v.into_storage_unflushed();
+    let mut v = Volume::mount(img, opts(BufferMode::Disk)).unwrap();
+    let f = v.open("f").unwrap();
+    assert_eq!(v.read_to_vec(f).unwrap(), want);
+}
+
 /// A version-2 volume (before Patch frames) mounts and keeps working; its log gets no patch
 /// while its superblock says version 2 (a version-2 build would stop its replay at the first
 /// one: silent loss), and does once a checkpoint has written a version-3 superblock.
@@ -646,14 +700,7 @@ fn version_2_volumes_mount_and_get_patches_only_after_a_checkpoint() {
     v.write(f, 0, &pattern(3 * PAGE, 5)).unwrap();
     v.commit().unwrap();
     let mut img = v.close().unwrap();
-    let data = img.get_mut(DATA).bytes_mut();
-    for slot in 0..2 {
-        let s = &mut data[slot * PAGE..slot * PAGE + SUPER_LEN];
-        s[8..12].copy_from_slice(&2u32.to_le_bytes());
-        let h = xxhash_rust::xxh3::xxh3_64(&s[..SUPER_LEN - 8]);
-        s[SUPER_LEN - 8..].copy_from_slice(&h.to_le_bytes());
-        assert!(matches!(Superblock::decode(s), Slot::Valid(sb) if sb.version == 2));
-    }
+    set_version(&mut img, 2);
     let mut want = pattern(3 * PAGE, 5);
     let mut v = Volume::mount(img, opts(BufferMode::Memory)).unwrap();
     let f = v.open("f").unwrap();

@@ -90,6 +90,9 @@ struct Config {
     write_buffer: usize,
     /// `VolumeOptions::checkpoint_bytes`.
     checkpoint_bytes: u64,
+    /// `VolumeOptions::link_min_bytes`: commits of two pages or more go to the data file's
+    /// tail in half the workloads.
+    link_min_bytes: Option<usize>,
 }
 
 impl Config {
@@ -113,6 +116,7 @@ impl Config {
             checkpoint_on_close: rng.chance(3, 4),
             write_buffer: 8 << 10,
             checkpoint_bytes: 16 << 10,
+            link_min_bytes: rng.chance(1, 2).then_some(8 << 10),
         }
     }
 
@@ -124,6 +128,7 @@ impl Config {
             write_buffer_bytes: self.write_buffer,
             max_flush_delay: self.delay,
             checkpoint_on_close: self.checkpoint_on_close,
+            link_min_bytes: self.link_min_bytes,
             ..VolumeOptions::default()
         }
     }

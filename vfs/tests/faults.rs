@@ -27,6 +27,9 @@ use opfs_vfs::{BufferMode, Durability, Error, Volume, VolumeOptions};
 enum Scenario {
     Commit,
     Spill,
+    /// The spill's transaction with tail links: its spills (Disk mode) and its commit
+    /// (Memory mode) go to the data file's tail.
+    Link,
     Checkpoint,
     Close,
     Mount,
@@ -76,7 +79,7 @@ fn expected(s: Scenario, before: &Model) -> Model {
             let c = m.remove("c").unwrap();
             m.insert("c2".into(), c);
         }
-        Scenario::Spill => {
+        Scenario::Spill | Scenario::Link => {
             model_write(m.get_mut("c").unwrap(), 1000, &pattern(100_000, 6));
         }
         Scenario::Checkpoint | Scenario::Close | Scenario::Mount => {}
@@ -125,7 +128,7 @@ fn run(
             v.rename("c", "c2")?;
             v.commit()
         })(),
-        Scenario::Spill => {
+        Scenario::Spill | Scenario::Link => {
             let r = (|| {
                 let c = v.open("c")?;
                 let data = pattern(100_000, 6);
@@ -175,7 +178,10 @@ fn case(
 ) -> Result<(), String> {
     let (st, before) = setup(mode, durability);
     let after = expected(s, &before);
-    let opts = options(mode, durability);
+    let mut opts = options(mode, durability);
+    if s == Scenario::Link {
+        opts.link_min_bytes = Some(16 << 10);
+    }
     let inject = || {
         st.inject(Fault {
             op: FaultOp::Any,
@@ -300,6 +306,7 @@ fn a_fault_at_every_call_is_reported_truthfully() {
     for s in [
         Scenario::Commit,
         Scenario::Spill,
+        Scenario::Link,
         Scenario::Checkpoint,
         Scenario::Close,
         Scenario::Mount,
@@ -312,7 +319,15 @@ fn a_fault_at_every_call_is_reported_truthfully() {
             ] {
                 // Dry run: how many calls the scenario makes.
                 let (st, _) = setup(mode, durability);
-                let ran = run(s, &st, &options(mode, durability), &|| st.clear_counts()).unwrap();
+                let mut o = options(mode, durability);
+                if s == Scenario::Link {
+                    o.link_min_bytes = Some(16 << 10);
+                }
+                let ran = run(s, &st, &o, &|| st.clear_counts()).unwrap();
+                if s == Scenario::Link {
+                    let linked = ran.volume.as_ref().map_or(0, |v| v.stats().linked_commits);
+                    assert!(linked > 0, "{mode:?} {durability:?}: no tail link");
+                }
                 assert!(
                     ran.result.is_ok(),
                     "{s:?} {mode:?} {durability:?}: dry run failed"

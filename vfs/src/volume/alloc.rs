@@ -144,6 +144,26 @@ impl Allocator {
         s
     }
 
+    /// Blocks `[start, end)` hold tail links (beyond the checkpoint's extent, or free blocks of
+    /// the extent a failed truncation left): no checkpoint may allocate them while they
+    /// matter. Takes them out of the free set and extends the extent over them.
+    pub(crate) fn claim(&mut self, start: u64, end: u64) {
+        if start < end {
+            // By ranges, not blocks (the links of an epoch can be 2^18 blocks and more).
+            let after: Vec<(u64, u64)> = self
+                .free
+                .iter()
+                .filter(|&(_, e)| e > end)
+                .map(|(s, e)| (s.max(end), e))
+                .collect();
+            self.free.remove_from(start);
+            for (s, e) in after {
+                self.free.insert(s, e);
+            }
+        }
+        self.count = self.count.max(end);
+    }
+
     /// A block leaves the live state: free after the next checkpoint.
     pub(crate) fn release_later(&mut self, start: u64, n: u64) {
         let ok = self.pending.insert(start, start + n);

@@ -172,6 +172,13 @@ impl<S: Storage> Volume<S> {
         // are worth it, move the blocks beyond what the state needs down and cut the file.
         if !relocate && self.wasted_blocks().is_some() {
             self.checkpoint_pass(true)?;
+            // The blocks this checkpoint freed are free only after it, so the first relocation
+            // may have to put the new catalog past the end (seen after a big file's pages
+            // were homed in a tail link's blocks and the file was cut): one more pass moves
+            // it down and gives the tail back.
+            if self.wasted_blocks().is_some() {
+                self.checkpoint_pass(true)?;
+            }
         }
         Ok(())
     }
@@ -225,6 +232,12 @@ impl<S: Storage> Volume<S> {
             u64::MAX
         };
         let moves = |b: u64| b >= target;
+        // This epoch's tail links: their blocks stay untouched until the new superblock is
+        // durable (the old one's replay needs them). Pages whose newest image is a link's
+        // block keep it as their home (not written again); the rest are free after step 4.
+        let (link_start, link_end) = (self.tail_start, self.tail);
+        self.alloc.claim(link_start, link_end);
+        let mut adopted: BTreeSet<u64> = BTreeSet::new();
 
         // --- 2. plan -------------------------------------------------------------------
         let mut ids: Vec<u64> = self
@@ -281,6 +294,24 @@ impl<S: Storage> Volume<S> {
             let pages: Vec<u64> = pages
                 .into_iter()
                 .filter(|&p| p < pages_for(f.size))
+                .filter(|&p| {
+                    // A tail link's block, unpatched: it becomes the page's home as it is.
+                    let Some(l) = f.log.get(&p).filter(|l| l.patch.is_none()) else {
+                        return true;
+                    };
+                    let (Some(block), Some(hash)) = (l.block(), l.link) else {
+                        return true;
+                    };
+                    if moves(block) {
+                        return true;
+                    }
+                    if let Some(old) = f.homes.get(p) {
+                        freed.push((old.block, 1));
+                    }
+                    plan.homes.insert(p, Home { block, hash });
+                    adopted.insert(block);
+                    false
+                })
                 .collect();
             // Blocks: keep an existing home (overwrite in place) unless it moves; new blocks
             // are allocated per run of consecutive pages, so files stay contiguous on disk.
@@ -452,6 +483,27 @@ impl<S: Storage> Volume<S> {
         self.write_blobs(&mut blobs)?;
         let mut file = self.storage.file(data);
         file.flush().map_err(|e| Error::from_storage(data, e))?;
+        // The links' blocks no page adopted are free once the new superblock is.
+        let mut b = link_start;
+        for &a in adopted.iter().chain(std::iter::once(&link_end)) {
+            if a > b {
+                freed.push((b, a - b));
+            }
+            b = b.max(a + 1);
+        }
+        // The extent the new superblock records, and where the next epoch's links begin:
+        // without the free tail that step 5 gives back.
+        let block_count = {
+            let mut a = self.alloc.clone();
+            a.checkpoint_done();
+            for &(start, n) in &freed {
+                a.release_now(start, n);
+            }
+            match a.trimmable_tail() {
+                Some(start) if a.count - start >= TRIM_MIN_BLOCKS => start.max(SUPER_SLOTS),
+                _ => a.count,
+            }
+        };
 
         // --- 4. superblock --------------------------------------------------------------
         let generation = self.sb.generation + 1;
@@ -462,7 +514,7 @@ impl<S: Storage> Volume<S> {
             directory: dir,
             next_file_id: self.next_file_id,
             next_txn_seq: self.log.next_seq,
-            block_count: self.alloc.count,
+            block_count,
         };
         let slot = generation % 2;
         if let Err(e) = self.storage.file(data).write_at(slot * PAGE, &sb.encode()) {
@@ -518,6 +570,8 @@ impl<S: Storage> Volume<S> {
         self.log.buf.clear();
         self.log.new_epoch(salt);
         self.aborts.clear();
+        self.tail_start = block_count;
+        self.tail = block_count;
         self.data_flushed = flushed;
         if flushed {
             self.cut_log_to_marker();

@@ -150,6 +150,8 @@ impl<S: Storage> Volume<S> {
                 // depends on). So whether its superblock is flushed is what it was at release:
                 // `data_flushed` keeps its value, and the first commit after a take-over does
                 // not flush the data file again.
+                // Links another holder wrote lie past the data file's length as last seen.
+                self.physical_len[0] = data_len;
                 up.log_bytes = self.replay_log(start, chain, first, log_len)?;
             } else {
                 self.reload(data_len, log_len)?;
@@ -161,6 +163,8 @@ impl<S: Storage> Volume<S> {
         }
         up.commits = self.stats.recovered_commits - before;
         self.log.flushed = 0;
+        // What the others wrote may exist only in the OS cache.
+        self.log_dirty = true;
         self.log.session = nonce();
         self.released = false;
         Ok(up)

@@ -121,20 +121,38 @@ impl<S: Storage> Volume<S> {
             let salt = self.sb.log_salt();
             let mut chain = salt;
             let mut pos = 0usize;
-            while pos < buf.len() {
-                match decode_frame(&buf[pos..], salt, chain) {
-                    Ok((h, payload)) => {
+            // Where the chain leaves the log it goes on in the data file's tail links.
+            let mut link_at = self.tail_start;
+            loop {
+                if pos < buf.len() {
+                    if let Ok((h, payload)) = decode_frame(&buf[pos..], salt, chain) {
                         chain = h.chain;
                         pos += FRAME_HEADER + payload.len();
                         if h.kind == FrameKind::Commit {
                             report.log_commits += 1;
                         }
-                    }
-                    Err(_) => {
-                        problem(&mut report, "log chain broken".into(), log, pos as u64);
-                        break;
+                        continue;
                     }
                 }
+                if link_at < self.tail {
+                    if let Some(link) = self.read_link(link_at, salt, chain)? {
+                        for (h, ..) in &link.frames {
+                            chain = h.chain;
+                            report.log_commits += u64::from(h.kind == FrameKind::Commit);
+                        }
+                        link_at = link.end;
+                        continue;
+                    }
+                    problem(
+                        &mut report,
+                        "tail link chain broken".into(),
+                        data,
+                        link_at * PAGE,
+                    );
+                } else if pos < buf.len() {
+                    problem(&mut report, "log chain broken".into(), log, pos as u64);
+                }
+                break;
             }
             report.log_bytes = pos as u64;
             if pos == buf.len() && chain != self.log.written_chain {

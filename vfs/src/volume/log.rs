@@ -10,7 +10,12 @@ use web_time::Instant;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::format::{decode_ids, encode_frame, encode_ids, FrameKind, FRAME_HEADER, MAX_ID_LIST};
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::format::{
+    decode_ids, encode_frame, encode_ids, encode_link, FrameKind, LinkEntry, FRAME_HEADER,
+    LINK_MAX_ENTRIES, MAX_ID_LIST, PAGE_SIZE,
+};
 
 use super::ix;
 use super::state::LogLoc;
@@ -57,6 +62,16 @@ pub(crate) struct LogWriter {
     /// The last buffer written (at most `RECENT_MAX` bytes) and its log offset.
     recent: Vec<u8>,
     recent_at: u64,
+    /// A tail link being serialized ([`LogWriter::begin_link`]): its page blocks, while the
+    /// buffer takes its other frames.
+    link: Option<LinkBuild>,
+}
+
+/// The pages of a tail link being serialized.
+#[derive(Debug, Default)]
+struct LinkBuild {
+    entries: Vec<LinkEntry>,
+    pages: Vec<u8>,
 }
 
 /// A position to rewind to if writing what follows fails.
@@ -129,6 +144,7 @@ impl LogWriter {
             groupable: true,
             recent: Vec::new(),
             recent_at: 0,
+            link: None,
         }
     }
 
@@ -186,8 +202,10 @@ impl LogWriter {
         self.groupable = false;
     }
 
-    /// Forgets every frame serialized after `m` (which must still be unwritten).
+    /// Forgets every frame serialized after `m` (which must still be unwritten), and a tail
+    /// link being serialized.
     pub(crate) fn rewind(&mut self, m: Mark) {
+        self.link = None;
         self.buf.truncate(m.buf_len);
         self.chain = m.chain;
         self.next_seq = m.next_seq;
@@ -308,6 +326,76 @@ impl LogWriter {
         self.buf_commits = 1;
     }
 
+    /// The next frames form a tail link (see `vfs/DESIGN.md`, "Tail links"): page images go to
+    /// [`LogWriter::link_page`], the other frames to the buffer as usual, chained on from the
+    /// last frame written. The buffer must be empty (written out, and flushed: the link is
+    /// flushed alone).
+    pub(crate) fn begin_link(&mut self) {
+        debug_assert!(self.buf.is_empty() && self.flushed == self.written);
+        self.link = Some(LinkBuild::default());
+    }
+
+    /// Whether a tail link is being serialized.
+    pub(crate) fn linking(&self) -> bool {
+        self.link.is_some()
+    }
+
+    /// Adds a full page image to the link being serialized; returns its index among the
+    /// link's pages and the hash of its block.
+    pub(crate) fn link_page(&mut self, file: u64, page: u64, img: &[u8]) -> (u64, u64) {
+        debug_assert_eq!(img.len(), PAGE_SIZE);
+        let Some(l) = self.link.as_mut() else {
+            return (0, 0);
+        };
+        let hash = xxh3_64(img);
+        l.entries.push(LinkEntry { file, page, hash });
+        l.pages.extend_from_slice(img);
+        ((l.entries.len() - 1) as u64, hash)
+    }
+
+    /// Appends the Link frames that list the link's pages (before its Commit frame).
+    pub(crate) fn link_frames(&mut self) {
+        let entries = self
+            .link
+            .as_ref()
+            .map(|l| l.entries.clone())
+            .unwrap_or_default();
+        for chunk in entries.chunks(LINK_MAX_ENTRIES) {
+            self.frame(FrameKind::Link, 0, chunk.len() as u64, &encode_link(chunk));
+        }
+    }
+
+    /// Blocks the link's frames take (the buffer, zero-padded to whole blocks) and the number
+    /// of its page blocks, which follow them.
+    pub(crate) fn link_shape(&self) -> (u64, u64) {
+        let pages = self.link.as_ref().map_or(0, |l| l.entries.len());
+        (self.buf.len().div_ceil(PAGE_SIZE) as u64, pages as u64)
+    }
+
+    /// The link's bytes as written at its block: the frames, zeros to the block boundary, the
+    /// page blocks.
+    pub(crate) fn link_bytes(&self) -> Vec<u8> {
+        let header = self.buf.len().next_multiple_of(PAGE_SIZE);
+        let pages = self.link.as_ref().map_or(&[][..], |l| &l.pages[..]);
+        let mut out = Vec::with_capacity(header + pages.len());
+        out.extend_from_slice(&self.buf);
+        out.resize(header, 0);
+        out.extend_from_slice(pages);
+        out
+    }
+
+    /// The link was written and flushed: its frames are the chain's newest; the log file is
+    /// unchanged (its next frame chains from the link's last).
+    pub(crate) fn linked(&mut self) {
+        self.link = None;
+        self.buf.clear();
+        self.written_chain = self.chain;
+        self.frames.clear();
+        self.groupable = true;
+        self.buf_commits = 0;
+        self.oldest_unwritten = None;
+    }
+
     /// The buffer was written at `written`: advance, and keep it for reads if small.
     pub(crate) fn wrote(&mut self, now: Instant) {
         let at = self.written;
@@ -358,6 +446,7 @@ impl LogWriter {
     /// A new epoch after a checkpoint: offsets restart at 0.
     pub(crate) fn new_epoch(&mut self, salt: u64) {
         debug_assert!(self.buf.is_empty());
+        self.link = None;
         self.salt = salt;
         self.chain = salt;
         self.written_chain = salt;

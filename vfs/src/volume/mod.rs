@@ -138,6 +138,17 @@ pub struct Volume<S: Storage> {
     pub(crate) log_truncate_pending: bool,
     /// Physical lengths as last written or measured (data, log), for space accounting.
     pub(crate) physical_len: [u64; 2],
+    /// The first block of this epoch's tail links (the checkpoint's block count) and the block
+    /// at which the next link goes: blocks in between hold links (`vfs/DESIGN.md`, "Tail
+    /// links").
+    pub(crate) tail_start: u64,
+    pub(crate) tail: u64,
+    /// Frames at the log's write position still chain on from its last frame (left by a
+    /// crashed session, found by replay): they must be cut off before a tail link is written.
+    pub(crate) log_stale: bool,
+    /// The log file changed (a write, a cut) since its last flush, or this mount has not
+    /// flushed it yet: its durable bytes may differ from what this mount sees.
+    pub(crate) log_dirty: bool,
 
     // --- memory ---
     pub(crate) cache: PageCache,

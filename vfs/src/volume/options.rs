@@ -105,6 +105,13 @@ pub struct VolumeOptions {
     /// the benchmark's `-whole-pages` references, which measure what patches save. Reading
     /// patches never depends on it.
     pub log_patches: bool,
+    /// A commit whose logged pages come to at least this many bytes goes to the data file's
+    /// tail as a *tail link* (format version 4): its frames and page blocks written with one
+    /// call and flushed once, and its blocks become the pages' homes at the next checkpoint
+    /// without being written again — a big transaction's pages are written once, not to the
+    /// log and then home (see `vfs/DESIGN.md`, "Tail links"). `None`: every commit goes to the
+    /// log. Reading links never depends on it.
+    pub link_min_bytes: Option<usize>,
 }
 
 impl Default for VolumeOptions {
@@ -128,6 +135,7 @@ impl Default for VolumeOptions {
             disk_cache_bytes: 2 << 20,
             space_limit: None,
             log_patches: true,
+            link_min_bytes: Some(256 << 10),
         }
     }
 }
@@ -158,6 +166,11 @@ pub struct VolumeStats {
     /// Page changes logged as patches over an earlier image of the epoch (format version 3:
     /// see `vfs/DESIGN.md`, "Small changes are logged as patches").
     pub patched_pages: u64,
+    /// Tail links written (commits, and Disk-mode spills of big transactions), and the page
+    /// blocks they carried.
+    pub linked_commits: u64,
+    /// See [`VolumeStats::linked_commits`].
+    pub linked_pages: u64,
     /// Commits that failed and were rolled back.
     pub failed_commits: u64,
     /// Checkpoints completed.

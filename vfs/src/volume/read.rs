@@ -16,7 +16,7 @@ use crate::format::{apply_patch, PAGE, PAGE_SIZE};
 use crate::storage::{read_zero_filled, PhysicalFileId, Storage};
 
 use super::maps::{Content, Home};
-use super::state::{pages_for, LogLoc};
+use super::state::{pages_for, LogLoc, LINK_BASE};
 use super::{corrupt, ix, usize_of, BufferMode, FileId, Volume};
 
 /// Most blocks one read-ahead call fetches (256 KiB).
@@ -413,7 +413,16 @@ impl<S: Storage> Volume<S> {
 
     /// Log bytes `[offset, offset + buf.len())`: from memory where the writer still has them,
     /// else from the file (the part below `written`) and the unwritten buffer (the rest).
+    /// A range at or above [`LINK_BASE`] is a tail link's block in the data file.
     pub(crate) fn read_log_range(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        if offset >= LINK_BASE {
+            let data = PhysicalFileId::Data;
+            let at = offset - LINK_BASE;
+            if self.read_phys(data, at, buf)? != buf.len() {
+                return Err(corrupt("data file shorter than a tail link", data, at));
+            }
+            return Ok(());
+        }
         if self.log.read_memory(offset, buf) {
             return Ok(());
         }
@@ -562,8 +571,8 @@ impl<S: Storage> Volume<S> {
 
     /// Reads the log bytes of the images at `locs` (each one's Page payload, then its patch if
     /// any) in log order, in windows of up to [`LOAD_WINDOW`], and hands each to `f` with the
-    /// index of its location in `locs`. A patch always comes after its base: the base is
-    /// logged first.
+    /// index of its location in `locs`. Every image comes before every patch: a base in a tail
+    /// link has a larger offset than a patch on it in the log.
     pub(crate) fn each_log_image(
         &mut self,
         locs: &[(u64, LogLoc)],
@@ -577,13 +586,17 @@ impl<S: Storage> Volume<S> {
                 parts.push((p.offset, p.len, i, LogPart::Patch(p.offset)));
             }
         }
-        parts.sort_unstable_by_key(|x| x.0);
+        parts.sort_unstable_by_key(|x| (matches!(x.3, LogPart::Patch(_)), x.0));
         let mut window = Vec::new();
         let mut i = 0;
         while i < parts.len() {
             let lo = parts[i].0;
+            let patch = matches!(parts[i].3, LogPart::Patch(_));
             let mut j = i;
-            while j < parts.len() && parts[j].0 + u64::from(parts[j].1) - lo <= LOAD_WINDOW {
+            while j < parts.len()
+                && matches!(parts[j].3, LogPart::Patch(_)) == patch
+                && parts[j].0 + u64::from(parts[j].1) - lo <= LOAD_WINDOW
+            {
                 j += 1;
             }
             let j = j.max(i + 1);

@@ -28,9 +28,9 @@ use super::alloc::{Allocator, RangeSet};
 use super::log::LogWriter;
 use super::maps::Home;
 use super::read::{PageCache, LOAD_WINDOW};
-use super::state::{pages_for, FileState, LogLoc, PatchLoc};
+use super::state::{pages_for, FileState, LogLoc, PatchLoc, LINK_BASE};
 use super::{
-    check_name, corrupt, ix, nonce, usize_of, Catalog, Volume, VolumeOptions, VolumeStats,
+    check_name, corrupt, ix, n32, nonce, usize_of, Catalog, Volume, VolumeOptions, VolumeStats,
     MAX_FILE_ID, MAX_FILE_SIZE,
 };
 
@@ -214,6 +214,10 @@ impl<S: Storage> Volume<S> {
             data_flushed: false,
             log_truncate_pending: false,
             physical_len: [0, 0],
+            tail_start: sb.block_count.max(SUPER_SLOTS),
+            tail: sb.block_count.max(SUPER_SLOTS),
+            log_stale: false,
+            log_dirty: true,
             cache,
             resident_bytes: 0,
             last_commit_at: None,
@@ -437,6 +441,16 @@ impl<S: Storage> Volume<S> {
         if next < self.alloc.count {
             self.alloc.free.insert(next, self.alloc.count);
         }
+        // This epoch's tail links begin at the checkpoint's block count (which the file may
+        // fall short of only if it has no link) — never below a block the catalog references,
+        // whatever a damaged superblock says.
+        self.tail_start = self
+            .sb
+            .block_count
+            .min(data_blocks)
+            .max(next)
+            .max(SUPER_SLOTS);
+        self.tail = self.tail_start;
         self.recount_logical_bytes();
         Ok(())
     }
@@ -495,6 +509,7 @@ impl<S: Storage> Volume<S> {
         let mut buffered: BTreeMap<u64, Vec<Replay>> = BTreeMap::new();
         let mut end = start;
         let mut end_chain = chain;
+        let mut end_tail = self.tail;
         loop {
             if buf.len() - cur < format::frame_needs(&buf[cur..]) && file_end < log_len {
                 buf.drain(..cur);
@@ -511,65 +526,33 @@ impl<S: Storage> Volume<S> {
                     .map_err(|e| Error::from_storage(log, e))?;
                 buf.truncate(old + n);
                 file_end += n as u64;
-                if n == 0 {
-                    break;
+                if n > 0 {
+                    continue;
                 }
-                continue;
             }
             let Ok((h, payload)) = decode_frame(&buf[cur..], salt, chain) else {
-                break;
+                // Where the log's chain breaks, it may go on in the data file's tail.
+                match self.replay_link(salt, &mut chain, &mut buffered)? {
+                    Some(true) => {
+                        end = pos + cur as u64;
+                        end_chain = chain;
+                        end_tail = self.tail;
+                        continue;
+                    }
+                    // A spill's link: its frames wait for their commit, like spilled frames
+                    // in the log.
+                    Some(false) => continue,
+                    None => break,
+                }
             };
             let frame_len = FRAME_HEADER + payload.len();
             let payload_off = pos + (cur + FRAME_HEADER) as u64;
-            match h.kind {
-                FrameKind::Commit => {
-                    if h.arg != self.log.next_seq {
-                        break;
-                    }
-                    let ids = decode_ids(payload).map_err(|w| corrupt(w, log, payload_off))?;
-                    let mut frames: Vec<Replay> = if ids.is_empty() {
-                        std::mem::take(&mut buffered)
-                            .into_values()
-                            .flatten()
-                            .collect()
-                    } else {
-                        ids.iter()
-                            .filter_map(|id| buffered.remove(id))
-                            .flatten()
-                            .collect()
-                    };
-                    frames.sort_unstable_by_key(|r| r.offset);
-                    self.replay_commit(frames)?;
-                    self.log.next_seq += 1;
-                    self.stats.recovered_commits += 1;
-                }
-                FrameKind::Abort => {
-                    let ids = decode_ids(payload).map_err(|w| corrupt(w, log, payload_off))?;
-                    for id in ids {
-                        buffered.remove(&id);
-                    }
-                }
-                FrameKind::Epoch => {}
-                _ => {
-                    // Page bytes stay in the log (only their offset is indexed), except for a
-                    // resident file (a volume catching up after another tab wrote), whose
-                    // contents are patched.
-                    let resident = self
-                        .files
-                        .get(&h.file_id)
-                        .is_some_and(|f| f.resident.is_some());
-                    // A patch's payload is kept: its mask goes into the page's location.
-                    let keep = if h.kind == FrameKind::Page && !resident {
-                        Vec::new()
-                    } else {
-                        payload.to_vec()
-                    };
-                    buffered.entry(h.file_id).or_default().push(Replay {
-                        header: h,
-                        payload: keep,
-                        offset: payload_off,
-                    });
-                }
+            if h.kind == FrameKind::Link {
+                // Links live in the data file only.
+                return Err(corrupt("link frame in the log", log, payload_off));
+            }
+            if !self.replay_frame(h, payload, payload_off, &mut buffered)? {
+                break;
             }
             chain = h.chain;
             cur += frame_len;
@@ -579,11 +562,18 @@ impl<S: Storage> Volume<S> {
             ) {
                 end = pos + cur as u64;
                 end_chain = chain;
+                end_tail = self.tail;
             }
         }
         self.log.written = end;
         self.log.chain = end_chain;
         self.log.written_chain = end_chain;
+        self.tail = end_tail;
+        // Frames after the last commit still chain on from it (a crashed session's open
+        // transaction): the next log write overwrites them, but a tail link written first
+        // would leave them in the way of the next replay, which would follow them instead of
+        // the link. The first link zeroes them first (`Volume::log_stale`).
+        self.log_stale = chain != end_chain;
         // What recovery read may still be only in the OS cache (a process crash): the next
         // flush must flush it.
         self.log.flushed = 0;
@@ -598,14 +588,220 @@ impl<S: Storage> Volume<S> {
         Ok(end - start)
     }
 
+    /// One frame of the chain (log or link; `offset`: where its payload is, link offsets
+    /// above [`LINK_BASE`]): buffered per file, or, for a Commit frame, the files it lists
+    /// applied. Returns false where replay stops (a commit out of sequence).
+    fn replay_frame(
+        &mut self,
+        h: FrameHeader,
+        payload: &[u8],
+        offset: u64,
+        buffered: &mut BTreeMap<u64, Vec<Replay>>,
+    ) -> Result<bool> {
+        let (file, at) = place_of(offset);
+        match h.kind {
+            FrameKind::Commit => {
+                if h.arg != self.log.next_seq {
+                    return Ok(false);
+                }
+                let ids = decode_ids(payload).map_err(|w| corrupt(w, file, at))?;
+                // Each file's frames in the order the chain has them (not by offset: a spill's
+                // tail link lies above every log offset, and frames may follow it in the log);
+                // files are independent of each other but for names, which `replay_commit`
+                // settles after all of them.
+                let frames: Vec<Replay> = if ids.is_empty() {
+                    std::mem::take(buffered).into_values().flatten().collect()
+                } else {
+                    ids.iter()
+                        .filter_map(|id| buffered.remove(id))
+                        .flatten()
+                        .collect()
+                };
+                self.replay_commit(frames)?;
+                self.log.next_seq += 1;
+                self.stats.recovered_commits += 1;
+            }
+            FrameKind::Abort => {
+                let ids = decode_ids(payload).map_err(|w| corrupt(w, file, at))?;
+                for id in ids {
+                    buffered.remove(&id);
+                }
+            }
+            FrameKind::Epoch | FrameKind::Link => {}
+            _ => {
+                // Page bytes stay in the log (only their offset is indexed), except for a
+                // resident file (a volume catching up after another tab wrote), whose
+                // contents are patched.
+                let resident = self
+                    .files
+                    .get(&h.file_id)
+                    .is_some_and(|f| f.resident.is_some());
+                // A patch's payload is kept: its mask goes into the page's location.
+                let keep = if h.kind == FrameKind::Page && !resident {
+                    Vec::new()
+                } else {
+                    payload.to_vec()
+                };
+                buffered.entry(h.file_id).or_default().push(Replay {
+                    header: h,
+                    payload: keep,
+                    offset,
+                    link: None,
+                });
+            }
+        }
+        Ok(true)
+    }
+
+    /// The tail link at `self.tail`, if one is there that continues the chain from `chain`,
+    /// ends with its Commit frame, and whose page blocks all have their hashes: its frames are
+    /// replayed (its pages buffered as page images in their blocks, then committed), `chain`
+    /// and `self.tail` move past it. Returns whether its last frame committed (a spill's link
+    /// has no commit frame), or `None` if there is no such link.
+    fn replay_link(
+        &mut self,
+        salt: u64,
+        chain: &mut u64,
+        buffered: &mut BTreeMap<u64, Vec<Replay>>,
+    ) -> Result<Option<bool>> {
+        // No read where the data file ends (it does at the tail but after a link): every mount
+        // and hand-off comes here at the chain's end.
+        if self.physical_len[0] <= self.tail * PAGE {
+            return Ok(None);
+        }
+        let Some(link) = self.read_link(self.tail, salt, *chain)? else {
+            return Ok(None);
+        };
+        let mut committed = false;
+        let mut k = 0u64;
+        for (h, payload, offset) in &link.frames {
+            if h.kind == FrameKind::Link {
+                let (file, at) = place_of(*offset);
+                let entries = format::decode_link(payload).map_err(|w| corrupt(w, file, at))?;
+                for e in entries {
+                    let resident = self
+                        .files
+                        .get(&e.file)
+                        .is_some_and(|f| f.resident.is_some());
+                    let bytes = if resident {
+                        link.pages[ix(k) * PAGE_SIZE..(ix(k) + 1) * PAGE_SIZE].to_vec()
+                    } else {
+                        Vec::new()
+                    };
+                    buffered.entry(e.file).or_default().push(Replay {
+                        header: FrameHeader {
+                            kind: FrameKind::Page,
+                            file_id: e.file,
+                            arg: e.page,
+                            payload_len: n32(PAGE_SIZE),
+                            chain: h.chain,
+                        },
+                        payload: bytes,
+                        offset: LINK_BASE + (link.first_page + k) * PAGE,
+                        link: Some(e.hash),
+                    });
+                    k += 1;
+                }
+            } else if !self.replay_frame(*h, payload, *offset, buffered)? {
+                // Its commit is out of sequence: the chain ends before it.
+                return Ok(None);
+            }
+            committed = h.kind == FrameKind::Commit;
+            *chain = h.chain;
+        }
+        self.tail = link.end;
+        Ok(Some(committed))
+    }
+
+    /// Reads the tail link at block `block`: its frames (from the first that continues the
+    /// chain from `chain` to the last that does), then its page blocks, each checked against
+    /// its hash. `None` if no frame continues the chain there or a page block does not match
+    /// (a torn link: the chain ends before it).
+    pub(crate) fn read_link(
+        &mut self,
+        block: u64,
+        salt: u64,
+        chain: u64,
+    ) -> Result<Option<LinkRead>> {
+        let data = PhysicalFileId::Data;
+        let at = block * PAGE;
+        let mut buf = vec![0u8; ix(FIRST_LOG_WINDOW)];
+        let mut got = self.read_phys(data, at, &mut buf)?;
+        let mut frames = Vec::new();
+        let mut pos = 0usize;
+        let mut c = chain;
+        let mut pages = 0u64;
+        loop {
+            match decode_frame(&buf[pos..got], salt, c) {
+                Ok((h, payload)) => {
+                    if h.kind == FrameKind::Link {
+                        pages += h.arg;
+                    }
+                    frames.push((
+                        h,
+                        payload.to_vec(),
+                        LINK_BASE + at + (pos + FRAME_HEADER) as u64,
+                    ));
+                    c = h.chain;
+                    pos += FRAME_HEADER + payload.len();
+                }
+                Err(format::FrameEnd::Short)
+                    if got == buf.len() && buf.len() < ix(MAX_LOG_WINDOW) =>
+                {
+                    // The header goes on past what was read: read more.
+                    let old = buf.len();
+                    buf.resize(old * 2, 0);
+                    got = old + self.read_phys(data, at + old as u64, &mut buf[old..])?;
+                }
+                Err(_) => break,
+            }
+        }
+        // Every link ends with its commit frame, or a spill's with its last Link frame: a
+        // prefix of one (a torn write) is none.
+        if frames
+            .last()
+            .is_none_or(|f| !matches!(f.0.kind, FrameKind::Commit | FrameKind::Link))
+        {
+            return Ok(None);
+        }
+        let first_page = block + pos.div_ceil(PAGE_SIZE) as u64;
+        let mut page_bytes = vec![0u8; usize_of(pages * PAGE)?];
+        let n = self.read_phys(data, first_page * PAGE, &mut page_bytes)?;
+        if n < page_bytes.len() {
+            return Ok(None);
+        }
+        let mut k = 0usize;
+        for (h, payload, _) in &frames {
+            if h.kind != FrameKind::Link {
+                continue;
+            }
+            let entries = format::decode_link(payload).map_err(|w| corrupt(w, data, at))?;
+            if entries.len() as u64 != h.arg {
+                return Err(corrupt("link frame lists another count of pages", data, at));
+            }
+            for e in entries {
+                if xxh3_64(&page_bytes[k * PAGE_SIZE..(k + 1) * PAGE_SIZE]) != e.hash {
+                    return Ok(None);
+                }
+                k += 1;
+            }
+        }
+        Ok(Some(LinkRead {
+            frames,
+            pages: page_bytes,
+            first_page,
+            end: first_page + pages,
+        }))
+    }
+
     /// Applies one committed transaction's frames (in log order) to the committed state.
     fn replay_commit(&mut self, frames: Vec<Replay>) -> Result<()> {
         let log = PhysicalFileId::Log;
         let mut touched: Vec<(u64, Option<String>)> = Vec::new();
         for r in frames {
             let id = r.header.file_id;
-            let at = r.offset;
-            let bad = |w: String| corrupt(w, log, at);
+            let (file, at) = place_of(r.offset);
+            let bad = |w: String| corrupt(w, file, at);
             if !touched.iter().any(|(t, _)| *t == id) {
                 touched.push((id, self.files.get(&id).map(|f| f.name.clone())));
             }
@@ -688,8 +884,11 @@ impl<S: Storage> Volume<S> {
                             r.header.arg
                         )));
                     }
-                    f.log
-                        .insert(r.header.arg, LogLoc::image(r.offset, r.header.payload_len));
+                    let loc = match r.link {
+                        Some(hash) => LogLoc::linked((r.offset - LINK_BASE) / PAGE, hash),
+                        None => LogLoc::image(r.offset, r.header.payload_len),
+                    };
+                    f.log.insert(r.header.arg, loc);
                     f.dirty = true;
                     if let Some(c) = &mut f.resident {
                         let mut img = vec![0u8; PAGE_SIZE];
@@ -732,7 +931,7 @@ impl<S: Storage> Volume<S> {
                     }
                     self.cache.remove(id, page);
                 }
-                FrameKind::Commit | FrameKind::Abort | FrameKind::Epoch => {}
+                FrameKind::Commit | FrameKind::Abort | FrameKind::Epoch | FrameKind::Link => {}
             }
         }
         // Names: drop the touched files' old names, then claim their new ones.
@@ -813,8 +1012,33 @@ impl<S: Storage> Volume<S> {
 /// A frame held until its file's commit.
 struct Replay {
     header: FrameHeader,
-    /// Names for Create/Rename; empty for pages (their bytes stay in the log).
+    /// Names for Create/Rename; empty for pages (their bytes stay in the log or their block),
+    /// unless the file is resident.
     payload: Vec<u8>,
-    /// Log offset of the payload.
+    /// Where the payload is: a log offset, or [`LINK_BASE`] plus a data-file offset (a tail
+    /// link's frame or page block).
     offset: u64,
+    /// The block hash of a page a tail link carries.
+    link: Option<u64>,
+}
+
+/// A tail link as read by [`Volume::read_link`].
+pub(crate) struct LinkRead {
+    /// Its frames, with where each payload is ([`LINK_BASE`] plus the data-file offset).
+    pub(crate) frames: Vec<(FrameHeader, Vec<u8>, u64)>,
+    /// Its page blocks, checked against their hashes.
+    pages: Vec<u8>,
+    /// The block of its first page.
+    first_page: u64,
+    /// The block after its last.
+    pub(crate) end: u64,
+}
+
+/// The physical file and offset of a payload offset of the replay (see [`Replay::offset`]).
+fn place_of(offset: u64) -> (PhysicalFileId, u64) {
+    if offset >= LINK_BASE {
+        (PhysicalFileId::Data, offset - LINK_BASE)
+    } else {
+        (PhysicalFileId::Log, offset)
+    }
 }

@@ -17,12 +17,22 @@ use super::maps::{Content, HomeMap};
 /// frame on top of it (see [`crate::format::FrameKind::Patch`]). A cut inside a page never
 /// leaves a stale base behind: `set_len` stages the cut page (zeros past the cut), which is
 /// logged as a new image by the cut's own commit.
+///
+/// A page a tail link carries (format version 4) is a whole block of the data file: its
+/// `offset` is then [`LINK_BASE`] plus the block's byte offset in the data file, and `link`
+/// holds the block's hash (a checkpoint makes the block the page's home without writing it).
+/// One offset space lets reads and windowed loads treat both alike.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LogLoc {
     pub(crate) offset: u64,
     pub(crate) len: u32,
     pub(crate) patch: Option<PatchLoc>,
+    pub(crate) link: Option<u64>,
 }
+
+/// Offsets at and above this are data-file offsets (plus this) of tail-link blocks; log
+/// offsets stay far below (a log is at most a few hundred MiB).
+pub(crate) const LINK_BASE: u64 = 1 << 62;
 
 impl LogLoc {
     /// A Page frame's payload.
@@ -31,7 +41,23 @@ impl LogLoc {
             offset,
             len,
             patch: None,
+            link: None,
         }
+    }
+
+    /// Data block `block` of a tail link, whose contents hash to `hash`.
+    pub(crate) fn linked(block: u64, hash: u64) -> Self {
+        Self {
+            offset: LINK_BASE + block * PAGE,
+            len: super::n32(crate::format::PAGE_SIZE),
+            patch: None,
+            link: Some(hash),
+        }
+    }
+
+    /// The data block holding this image, if a tail link carries it.
+    pub(crate) fn block(&self) -> Option<u64> {
+        self.link.map(|_| (self.offset - LINK_BASE) / PAGE)
     }
 
     /// Chunks changed since the base image (0 without a patch).

@@ -248,6 +248,18 @@ impl<S: Storage> Volume<S> {
             return Ok(());
         }
         let now = Instant::now();
+        let link = self.link_wanted(&ids);
+        if link {
+            // The link chains on from the log's last frame and is flushed alone: every frame
+            // before it must be written and flushed first (Relaxed's and Balanced's deferred
+            // flush, early). Nothing of this commit is written yet.
+            if let Err(e) = self.log_written_and_flushed(now) {
+                self.rollback_ids(&ids);
+                self.stats.failed_commits += 1;
+                return Err(e);
+            }
+            self.log.begin_link();
+        }
         let mark = self.log.mark();
         let aborts = self.aborts.clone();
         let mut serialized = match self.serialize(&ids, true) {
@@ -267,7 +279,13 @@ impl<S: Storage> Volume<S> {
             self.stats.failed_commits += 1;
             return Err(e);
         }
-        match self.make_durable(sync, now, &mut serialized) {
+        let durable = if link {
+            self.place_link(&mut serialized);
+            self.write_link()
+        } else {
+            self.make_durable(sync, now, &mut serialized)
+        };
+        match durable {
             Ok(()) => {}
             Err(DurableError::Failed(e)) => {
                 self.log.rewind(mark);
@@ -407,6 +425,7 @@ impl<S: Storage> Volume<S> {
         // written as one group of whole images (`LogWriter::grouped`), and a spill's pages
         // are not committed yet. Never into a version-2 volume's log (see FORMAT_VERSION).
         let patches = commit
+            && !self.log.linking()
             && self.opts.log_patches
             && self.opts.durability != Durability::Balanced
             && self.sb.version >= 3;
@@ -416,6 +435,10 @@ impl<S: Storage> Volume<S> {
                 let how = |page: u64, img: &[u8]| page_log(f, cache, p, id, page, img, patches);
                 out.push((id, serialize_file(&mut self.log, id, p, how)));
             }
+        }
+        if self.log.linking() {
+            // The link's pages, listed before its commit frame (a spill link has none).
+            self.log.link_frames();
         }
         if commit {
             // A commit lists its files, so a concurrent transaction's spilled frames stay
@@ -478,6 +501,115 @@ impl<S: Storage> Volume<S> {
                 Ok(())
             }
         }
+    }
+
+    /// Whether this commit goes to the data file's tail as a link: its staged pages come to
+    /// at least `link_min_bytes`, and the superblock says format version 4 (an older build
+    /// would stop its replay where the chain leaves the log, and lose every commit after).
+    fn link_wanted(&self, ids: &[u64]) -> bool {
+        let Some(min) = self.opts.link_min_bytes else {
+            return false;
+        };
+        let staged: usize = ids
+            .iter()
+            .filter_map(|id| self.pending.get(id))
+            .map(Pending::staged_bytes)
+            .sum();
+        staged >= min.max(1) && self.sb.version >= 4
+    }
+
+    /// Everything serialized so far written and flushed, so that a link may chain on from the
+    /// log's last frame: replay follows the log first and looks for a link only where the
+    /// log's chain breaks, so the log's *durable* bytes at its write position must not go on
+    /// chaining. They could: frames a crashed session left after the last commit
+    /// (`log_stale`), or frames a cut of the file hid that come back when the cut is lost
+    /// with the power. So: zero a frame header there if needed, and flush the log if anything
+    /// changed it since its last flush (after which the durable log is the live one). A failed
+    /// write changes nothing (it is repaired as every log write is); a failed flush poisons
+    /// the volume (the commits before are of unknown durability).
+    fn log_written_and_flushed(&mut self, now: Instant) -> Result<()> {
+        self.ensure_data_flushed()?;
+        self.write_out(now)?;
+        let log = PhysicalFileId::Log;
+        if self.log_stale {
+            // Within the file: no quota needed.
+            let at = self.log.written;
+            if self.physical_len[1] > at {
+                let n = (self.physical_len[1] - at).min(crate::format::FRAME_HEADER as u64);
+                self.storage
+                    .file(log)
+                    .write_at(at, &vec![0u8; ix(n)])
+                    .map_err(|e| Error::from_storage(log, e))?;
+                self.log_dirty = true;
+            }
+            self.log_stale = false;
+        }
+        if self.log_dirty || self.log.flushed < self.log.written {
+            if let Err(e) = self.storage.file(log).flush() {
+                let err = Error::from_storage(log, e);
+                return Err(self.poison(err));
+            }
+            self.log.flushed_all();
+            self.log_dirty = false;
+        }
+        Ok(())
+    }
+
+    /// The link's frames are serialized: its pages' blocks follow them, from `tail` on. Turns
+    /// each page's index (see `serialize_file`) into its block.
+    fn place_link(&mut self, serialized: &mut Serialized) {
+        let (header_blocks, _) = self.log.link_shape();
+        let first = self.tail + header_blocks;
+        for (_, locs) in serialized.iter_mut() {
+            for (_, loc) in locs.iter_mut() {
+                if let Some(hash) = loc.link {
+                    *loc = LogLoc::linked(first + loc.offset, hash);
+                }
+            }
+        }
+    }
+
+    /// Writes the link at `tail` with one call and flushes the data file once: the commit's
+    /// one flush. A failed write is repaired (the link's first frame header zeroed where the
+    /// file reaches, and flushed), so nothing of it can chain; then the commit fails.
+    fn write_link(&mut self) -> Result<(), DurableError> {
+        let data = PhysicalFileId::Data;
+        let at = self.tail * PAGE;
+        let bytes = self.log.link_bytes();
+        let (header_blocks, pages) = self.log.link_shape();
+        if let Err(e) = self.storage.file(data).write_at(at, &bytes) {
+            let err = Error::from_storage(data, e);
+            self.learn_space_limit(&err);
+            if self.repair_link(at).is_err() {
+                return Err(DurableError::Failed(self.poison(err)));
+            }
+            return Err(DurableError::Failed(err));
+        }
+        self.physical_len[0] = self.physical_len[0].max(at + bytes.len() as u64);
+        self.log.linked();
+        self.tail += header_blocks + pages;
+        self.stats.linked_commits += 1;
+        self.stats.linked_pages += pages;
+        self.storage
+            .file(data)
+            .flush()
+            .map_err(|e| DurableError::Unknown(Error::from_storage(data, e)))
+    }
+
+    /// After a failed link write at byte `at` of the data file: zero its first frame header
+    /// if the file reaches it, and flush, so no byte of it can ever chain.
+    fn repair_link(&mut self, at: u64) -> Result<()> {
+        let data = PhysicalFileId::Data;
+        let mut file = self.storage.file(data);
+        let len = file.len().map_err(|e| Error::from_storage(data, e))?;
+        if len > at {
+            let n = (len - at).min(crate::format::FRAME_HEADER as u64);
+            file.write_at(at, &vec![0u8; ix(n)])
+                .and_then(|()| file.flush())
+                .map_err(|e| Error::from_storage(data, e))?;
+        }
+        self.physical_len[0] = self.physical_len[0].max(len);
+        Ok(())
     }
 
     /// Applies a durable commit of `ids` to the committed state.
@@ -620,11 +752,32 @@ impl<S: Storage> Volume<S> {
             .filter(|(_, p)| !p.staged.is_empty())
             .map(|(&id, _)| id)
             .collect();
+        let now = Instant::now();
+        // A big enough spill goes to the data file's tail as a link (no commit frame), so a
+        // big transaction in Disk mode writes its pages once too. It is flushed at once: every
+        // frame after it may then go to either file (one file holds all unflushed frames).
+        let link = self.link_wanted(&ids) && self.log_written_and_flushed(now).is_ok();
+        if link {
+            self.log.begin_link();
+        }
         let mark = self.log.mark();
         let aborts = self.aborts.clone();
-        let result = self
-            .serialize(&ids, false)
-            .and_then(|s| self.write_out(Instant::now()).map(|()| s));
+        let result = self.serialize(&ids, false).and_then(|mut s| {
+            if link {
+                self.place_link(&mut s);
+                match self.write_link() {
+                    Ok(()) => Ok(s),
+                    // Written, not flushed: the volume is poisoned; the pages are where `s` says.
+                    Err(DurableError::Unknown(e)) => {
+                        self.poison(e);
+                        Ok(s)
+                    }
+                    Err(DurableError::Failed(e)) => Err(e),
+                }
+            } else {
+                self.write_out(now).map(|()| s)
+            }
+        });
         match result {
             Ok(serialized) => {
                 for (id, locs) in serialized {
@@ -721,6 +874,9 @@ impl<S: Storage> Volume<S> {
             self.moved_to_group(&g, at, inflight);
             self.log.adopt(g);
         }
+        // The write replaced whatever chained on at `at`.
+        self.log_stale = false;
+        self.log_dirty = true;
         self.log.wrote(now);
         self.physical_len[1] = self.physical_len[1].max(end + pad);
         Ok(())
@@ -734,14 +890,15 @@ impl<S: Storage> Volume<S> {
     fn moved_to_group(&mut self, g: &Grouped, at: u64, inflight: Option<&mut Serialized>) {
         for (file, page, loc) in g.pages() {
             if let Some(old) = self.files.get_mut(&file).and_then(|f| f.log.get_mut(&page)) {
-                if old.offset >= at {
+                // A tail link's block is not in the log (its offset is above LINK_BASE).
+                if old.link.is_none() && old.offset >= at {
                     *old = loc;
                 }
             }
         }
         for (id, locs) in inflight.into_iter().flatten() {
             for (page, loc) in locs {
-                if loc.offset >= at {
+                if loc.link.is_none() && loc.offset >= at {
                     if let Some(new) = g.loc_of(*id, *page) {
                         *loc = new;
                     }
@@ -797,6 +954,7 @@ impl<S: Storage> Volume<S> {
         let log = PhysicalFileId::Log;
         if self.physical_len[1] > keep && self.storage.file(log).set_len(keep).is_ok() {
             self.physical_len[1] = keep;
+            self.log_dirty = true;
         }
     }
 
@@ -842,6 +1000,7 @@ impl<S: Storage> Volume<S> {
             return Err(self.poison(err));
         }
         self.log.flushed_all();
+        self.log_dirty = false;
         Ok(())
     }
 
@@ -1101,6 +1260,17 @@ fn serialize_file(
                 LogLoc {
                     patch: Some(patch),
                     ..base
+                }
+            }
+            PageLog::Image if log.linking() => {
+                // A block of the tail link: its place is known once the link's frames are
+                // (`Volume::place_link`); until then `offset` is its index among the link's
+                // pages.
+                let (index, hash) = log.link_page(id, page, img);
+                LogLoc {
+                    offset: index,
+                    link: Some(hash),
+                    ..LogLoc::image(0, n32(PAGE_SIZE))
                 }
             }
             PageLog::Image => {

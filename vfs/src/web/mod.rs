@@ -143,6 +143,10 @@ pub struct InstallOptions {
     /// Log small page changes as patches (default true; see
     /// [`VolumeOptions::log_patches`]).
     pub log_patches: bool,
+    /// Commits (and Disk-mode spills) of at least this many bytes of pages go to the data
+    /// file's tail and are not written again at the checkpoint (default 256 KiB; `None`: all
+    /// to the log; see [`VolumeOptions::link_min_bytes`]).
+    pub link_min_bytes: Option<usize>,
 }
 
 /// How a volume is shared between the tabs and workers of an origin.
@@ -179,6 +183,7 @@ impl Default for InstallOptions {
             space_limit: None,
             sharing: Sharing::Shared,
             log_patches: defaults.log_patches,
+            link_min_bytes: defaults.link_min_bytes,
         }
     }
 }
@@ -197,6 +202,7 @@ impl InstallOptions {
             disk_cache_bytes: self.disk_cache_bytes,
             space_limit: self.space_limit,
             log_patches: self.log_patches,
+            link_min_bytes: self.link_min_bytes,
             ..VolumeOptions::default()
         }
     }
