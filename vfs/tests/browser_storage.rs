@@ -49,6 +49,8 @@ fn opts(mode: BufferMode) -> VolumeOptions {
     VolumeOptions {
         buffer_mode: mode,
         durability: Durability::Strict,
+        // Commits of two pages and more go to the data file's tail: links in real OPFS.
+        link_min_bytes: Some(8 << 10),
         ..Default::default()
     }
 }
@@ -627,6 +629,7 @@ async fn filesystem_suite(mode: BufferMode, seed: u64) {
     c.extend_from_slice(b"xyz");
     model.insert("c.txt".into(), c);
     verify(&mut v, &model, "after the fixed scenario");
+    assert!(v.stats().linked_commits > 0, "no tail link in OPFS");
 
     // Then random operations, committed in batches.
     for round in 0..6 {
@@ -729,9 +732,12 @@ async fn fault_case(
     check: impl Fn(&Error),
 ) {
     let dir = unique_dir(&format!("fault-{tag}"));
-    // No page cache: the read fault must reach the storage.
+    // No page cache: the read fault must reach the storage. No tail links: these cases pin
+    // down what the log's failures report (a failure at every call of links, spills included,
+    // is `tests/faults.rs`'s `Link` scenario).
     let fopts = VolumeOptions {
         disk_cache_bytes: 0,
+        link_min_bytes: None,
         ..opts(mode)
     };
     let mut v = Volume::mount(open(&dir).await, fopts).unwrap();

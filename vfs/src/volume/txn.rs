@@ -248,16 +248,21 @@ impl<S: Storage> Volume<S> {
             return Ok(());
         }
         let now = Instant::now();
-        let link = self.link_wanted(&ids);
+        // The link chains on from the log's last frame and is flushed alone: every frame before
+        // it must be written and flushed first (Relaxed's and Balanced's deferred flush,
+        // early). Nothing of this commit is written yet: if that fails without poisoning the
+        // volume, the commit goes to the log as any other.
+        let link = self.link_wanted(&ids)
+            && match self.log_written_and_flushed(now) {
+                Ok(()) => true,
+                Err(_) if self.poisoned.is_none() => false,
+                Err(e) => {
+                    self.rollback_ids(&ids);
+                    self.stats.failed_commits += 1;
+                    return Err(e);
+                }
+            };
         if link {
-            // The link chains on from the log's last frame and is flushed alone: every frame
-            // before it must be written and flushed first (Relaxed's and Balanced's deferred
-            // flush, early). Nothing of this commit is written yet.
-            if let Err(e) = self.log_written_and_flushed(now) {
-                self.rollback_ids(&ids);
-                self.stats.failed_commits += 1;
-                return Err(e);
-            }
             self.log.begin_link();
         }
         let mark = self.log.mark();
@@ -503,19 +508,22 @@ impl<S: Storage> Volume<S> {
         }
     }
 
-    /// Whether this commit goes to the data file's tail as a link: its staged pages come to
-    /// at least `link_min_bytes`, and the superblock says format version 4 (an older build
+    /// Whether this commit (or spill) goes to the data file's tail as a link: its transaction's
+    /// pages, staged and spilled, come to at least `link_min_bytes`, and the superblock says
+    /// format version 4 (an older build
     /// would stop its replay where the chain leaves the log, and lose every commit after).
     fn link_wanted(&self, ids: &[u64]) -> bool {
         let Some(min) = self.opts.link_min_bytes else {
             return false;
         };
-        let staged: usize = ids
+        // The transaction's size, spilled pages included: a big transaction in Disk mode
+        // spills a write buffer at a time, and its spills link once it is that big.
+        let pages: usize = ids
             .iter()
             .filter_map(|id| self.pending.get(id))
-            .map(Pending::staged_bytes)
+            .map(|p| p.staged_bytes() + p.spilled.len() * crate::format::PAGE_SIZE)
             .sum();
-        staged >= min.max(1) && self.sb.version >= 4
+        pages >= min.max(1) && self.sb.version >= 4
     }
 
     /// Everything serialized so far written and flushed, so that a link may chain on from the
@@ -526,7 +534,8 @@ impl<S: Storage> Volume<S> {
     /// with the power. So: zero a frame header there if needed, and flush the log if anything
     /// changed it since its last flush (after which the durable log is the live one). A failed
     /// write changes nothing (it is repaired as every log write is); a failed flush poisons
-    /// the volume (the commits before are of unknown durability).
+    /// the volume if written commits waited for it (their durability is unknown), else only
+    /// says no link may be written now.
     fn log_written_and_flushed(&mut self, now: Instant) -> Result<()> {
         self.ensure_data_flushed()?;
         self.write_out(now)?;
@@ -547,7 +556,13 @@ impl<S: Storage> Volume<S> {
         if self.log_dirty || self.log.flushed < self.log.written {
             if let Err(e) = self.storage.file(log).flush() {
                 let err = Error::from_storage(log, e);
-                return Err(self.poison(err));
+                if self.log.flushed < self.log.written {
+                    // Commits were waiting for this flush: their durability is unknown.
+                    return Err(self.poison(err));
+                }
+                // Nothing waited for it (the log was only possibly different on disk): no
+                // link now, nothing lost.
+                return Err(err);
             }
             self.log.flushed_all();
             self.log_dirty = false;
