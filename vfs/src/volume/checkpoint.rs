@@ -111,7 +111,7 @@ impl<S: Storage> Volume<S> {
     /// A checkpoint is due (the log passed [`Self::checkpoint_threshold`], none is blocked by an
     /// open spilled transaction, and a failed one is not waiting for the log to grow).
     pub(crate) fn checkpoint_wanted(&self) -> bool {
-        let end = self.log.end();
+        let end = self.epoch_bytes();
         end >= self.checkpoint_threshold()
             && self.checkpoint_allowed()
             && self.checkpoint_retry_at.is_none_or(|at| end >= at)
@@ -122,7 +122,8 @@ impl<S: Storage> Volume<S> {
     /// idles, or a space limit near).
     pub(crate) fn checkpoint_due(&self) -> bool {
         self.checkpoint_wanted()
-            && (self.deadline_hook.is_none() || self.log.end() >= self.checkpoint_hard_threshold())
+            && (self.deadline_hook.is_none()
+                || self.epoch_bytes() >= self.checkpoint_hard_threshold())
     }
 
     /// Commits everything, then checkpoints: afterwards the log holds only the new epoch's
@@ -153,7 +154,7 @@ impl<S: Storage> Volume<S> {
             Err(e) => {
                 self.stats.failed_checkpoints += 1;
                 let step = self.checkpoint_threshold().max(1 << 20) / 2;
-                self.checkpoint_retry_at = Some(self.log.end() + step);
+                self.checkpoint_retry_at = Some(self.epoch_bytes() + step);
                 Err(e)
             }
         }
@@ -192,7 +193,7 @@ impl<S: Storage> Volume<S> {
             .values()
             .all(|f| !f.dirty && f.dirty_chunks.is_empty())
             && self.catalog.dirty.is_empty();
-        if clean && self.log.end() <= FRAME_HEADER as u64 && !relocate {
+        if clean && self.epoch_bytes() <= FRAME_HEADER as u64 && !relocate {
             return Ok(());
         }
         self.write_out(Instant::now())?;

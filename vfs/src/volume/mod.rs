@@ -442,6 +442,14 @@ impl<S: Storage> Volume<S> {
         self.data_bytes() + self.log.end().max(self.physical_len[1])
     }
 
+    /// What the epoch has written since its checkpoint: the log, and the tail links (whose
+    /// bytes a crash recovery reads too). Checkpoint thresholds count both: a volume built by
+    /// big transactions would otherwise never checkpoint, and its next mount after a crash
+    /// would read every link to check it.
+    pub(crate) fn epoch_bytes(&self) -> u64 {
+        self.log.end() + (self.tail - self.tail_start) * PAGE
+    }
+
     /// Sum of the logical files' lengths.
     pub(crate) fn logical_bytes(&self) -> u64 {
         self.logical_total

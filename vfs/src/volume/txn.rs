@@ -1121,11 +1121,11 @@ impl<S: Storage> Volume<S> {
     }
 
     fn idle_checkpoint_wanted(&self) -> bool {
-        self.log.end() > self.opts.idle_checkpoint_bytes
+        self.epoch_bytes() > self.opts.idle_checkpoint_bytes
             && self.checkpoint_allowed()
             && self
                 .checkpoint_retry_at
-                .is_none_or(|at| self.log.end() >= at)
+                .is_none_or(|at| self.epoch_bytes() >= at)
     }
 
     /// Commits and flushes, then checkpoints if the options say so (a checkpoint that fails
@@ -1135,7 +1135,7 @@ impl<S: Storage> Volume<S> {
     /// last may not be durable.
     pub fn close(mut self) -> Result<S> {
         self.flush()?;
-        if self.opts.checkpoint_on_close && self.log.end() > 0 {
+        if self.opts.checkpoint_on_close && self.epoch_bytes() > 0 {
             if let Err(e) = self.checkpoint_quietly() {
                 self.last_checkpoint_error = Some(e.to_string());
             }
