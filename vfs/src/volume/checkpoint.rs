@@ -228,7 +228,24 @@ impl<S: Storage> Volume<S> {
         // Compaction target: everything the state references fits below it.
         let target = if relocate {
             let referenced = self.alloc.count - self.alloc.free.len() - self.alloc.pending.len();
-            referenced.max(SUPER_SLOTS)
+            // The relocation writes the whole catalog anew while the old one still holds its
+            // blocks: room for it below the target too, or its blobs land past the end and the
+            // tail never comes back (seen: a 1-page database after DROP + VACUUM kept 93 MB,
+            // each pass appending its catalog behind the last).
+            let catalog: u64 = self.catalog.dir.blocks()
+                + self
+                    .catalog
+                    .entry_chunks
+                    .values()
+                    .map(BlobPtr::blocks)
+                    .sum::<u64>()
+                + self
+                    .files
+                    .values()
+                    .flat_map(|f| f.map_chunks.values())
+                    .map(BlobPtr::blocks)
+                    .sum::<u64>();
+            (referenced + catalog).max(SUPER_SLOTS)
         } else {
             u64::MAX
         };
