@@ -544,10 +544,7 @@ impl<S: Storage> Volume<S> {
             // Within the file: no quota needed.
             let at = self.log.written;
             if self.physical_len[1] > at {
-                let n = (self.physical_len[1] - at).min(crate::format::FRAME_HEADER as u64);
-                self.storage
-                    .file(log)
-                    .write_at(at, &vec![0u8; ix(n)])
+                zero_frame_header(&mut self.storage.file(log), at, self.physical_len[1])
                     .map_err(|e| Error::from_storage(log, e))?;
                 self.log_dirty = true;
             }
@@ -618,8 +615,7 @@ impl<S: Storage> Volume<S> {
         let mut file = self.storage.file(data);
         let len = file.len().map_err(|e| Error::from_storage(data, e))?;
         if len > at {
-            let n = (len - at).min(crate::format::FRAME_HEADER as u64);
-            file.write_at(at, &vec![0u8; ix(n)])
+            zero_frame_header(&mut file, at, len)
                 .and_then(|()| file.flush())
                 .map_err(|e| Error::from_storage(data, e))?;
         }
@@ -994,10 +990,9 @@ impl<S: Storage> Volume<S> {
                     return Ok(());
                 }
             }
-            let n = (len - at).min(crate::format::FRAME_HEADER as u64);
-            file.write_at(at, &vec![0u8; ix(n)])
+            zero_frame_header(&mut file, at, len)
+                .and_then(|()| file.flush())
                 .map_err(|e| Error::from_storage(log, e))?;
-            file.flush().map_err(|e| Error::from_storage(log, e))?;
         }
         Ok(())
     }
@@ -1317,6 +1312,20 @@ impl Pending {
         self.spilled.extend(locs);
         freed
     }
+}
+
+/// Zeroes the frame header at byte `at` of a file `len` bytes long (as much of it as the file
+/// has), so no frame starts there: the end of a chain, in the log or at a tail link. Within the
+/// file, so no quota is needed.
+fn zero_frame_header(
+    file: &mut impl PhysicalFile,
+    at: u64,
+    len: u64,
+) -> crate::storage::StorageResult<()> {
+    let n = len
+        .saturating_sub(at)
+        .min(crate::format::FRAME_HEADER as u64);
+    file.write_at(at, &vec![0u8; ix(n)])
 }
 
 /// Bytes of a space limit kept for commits that do not grow the volume and for checkpoints
