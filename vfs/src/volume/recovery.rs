@@ -676,9 +676,8 @@ impl<S: Storage> Volume<S> {
         let mut k = 0u64;
         for (h, payload, offset) in &link.frames {
             if h.kind == FrameKind::Link {
-                let (file, at) = place_of(*offset);
-                let entries = format::decode_link(payload).map_err(|w| corrupt(w, file, at))?;
-                for e in entries {
+                // `read_link` checked that this frame lists `arg` of the link's entries.
+                for e in &link.entries[ix(k)..ix(k + h.arg)] {
                     let resident = self
                         .files
                         .get(&e.file)
@@ -770,24 +769,25 @@ impl<S: Storage> Volume<S> {
         if n < page_bytes.len() {
             return Ok(None);
         }
-        let mut k = 0usize;
+        let mut entries = Vec::with_capacity(usize_of(pages)?);
         for (h, payload, _) in &frames {
             if h.kind != FrameKind::Link {
                 continue;
             }
-            let entries = format::decode_link(payload).map_err(|w| corrupt(w, data, at))?;
-            if entries.len() as u64 != h.arg {
+            let listed = format::decode_link(payload).map_err(|w| corrupt(w, data, at))?;
+            if listed.len() as u64 != h.arg {
                 return Err(corrupt("link frame lists another count of pages", data, at));
             }
-            for e in entries {
-                if xxh3_64(&page_bytes[k * PAGE_SIZE..(k + 1) * PAGE_SIZE]) != e.hash {
-                    return Ok(None);
-                }
-                k += 1;
+            entries.extend(listed);
+        }
+        for (k, e) in entries.iter().enumerate() {
+            if xxh3_64(&page_bytes[k * PAGE_SIZE..(k + 1) * PAGE_SIZE]) != e.hash {
+                return Ok(None);
             }
         }
         Ok(Some(LinkRead {
             frames,
+            entries,
             pages: page_bytes,
             first_page,
             end: first_page + pages,
@@ -1026,6 +1026,8 @@ struct Replay {
 pub(crate) struct LinkRead {
     /// Its frames, with where each payload is ([`LINK_BASE`] plus the data-file offset).
     pub(crate) frames: Vec<(FrameHeader, Vec<u8>, u64)>,
+    /// The pages its Link frames list, in order (decoded once).
+    entries: Vec<format::LinkEntry>,
     /// Its page blocks, checked against their hashes.
     pages: Vec<u8>,
     /// The block of its first page.
