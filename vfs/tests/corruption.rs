@@ -648,6 +648,18 @@ fn set_version(img: &mut MemoryStorage, version: u32) {
     }
 }
 
+/// A closed volume with file "f" of three pages (`pattern(3 * PAGE, 5)`), its superblocks
+/// rewritten to say format `version`.
+fn closed_volume_of_version(version: u32, o: &VolumeOptions) -> MemoryStorage {
+    let mut v = Volume::mount(MemoryStorage::new(), o.clone()).unwrap();
+    let f = v.create("f").unwrap();
+    v.write(f, 0, &pattern(3 * PAGE, 5)).unwrap();
+    v.commit().unwrap();
+    let mut img = v.close().unwrap();
+    set_version(&mut img, version);
+    img
+}
+
 /// A version-3 volume (before tail links) mounts and keeps working; a big commit goes to its
 /// log, not to the data file's tail, while its superblock says version 3 (a version-3 build
 /// would end its replay where the chain leaves the log: silent loss), and to the tail once a
@@ -658,12 +670,7 @@ fn version_3_volumes_get_tail_links_only_after_a_checkpoint() {
         link_min_bytes: Some(2 * PAGE),
         ..opts(BufferMode::Memory)
     };
-    let mut v = Volume::mount(MemoryStorage::new(), o.clone()).unwrap();
-    let f = v.create("f").unwrap();
-    v.write(f, 0, &pattern(3 * PAGE, 5)).unwrap();
-    v.commit().unwrap();
-    let mut img = v.close().unwrap();
-    set_version(&mut img, 3);
+    let img = closed_volume_of_version(3, &o);
     let mut v = Volume::mount(img, o.clone()).unwrap();
     let f = v.open("f").unwrap();
     v.write(f, 0, &pattern(3 * PAGE, 6)).unwrap();
@@ -695,12 +702,7 @@ fn version_3_volumes_get_tail_links_only_after_a_checkpoint() {
 /// one: silent loss), and does once a checkpoint has written a version-3 superblock.
 #[test]
 fn version_2_volumes_mount_and_get_patches_only_after_a_checkpoint() {
-    let mut v = Volume::mount(MemoryStorage::new(), opts(BufferMode::Memory)).unwrap();
-    let f = v.create("f").unwrap();
-    v.write(f, 0, &pattern(3 * PAGE, 5)).unwrap();
-    v.commit().unwrap();
-    let mut img = v.close().unwrap();
-    set_version(&mut img, 2);
+    let img = closed_volume_of_version(2, &opts(BufferMode::Memory));
     let mut want = pattern(3 * PAGE, 5);
     let mut v = Volume::mount(img, opts(BufferMode::Memory)).unwrap();
     let f = v.open("f").unwrap();
