@@ -1417,6 +1417,27 @@ fn big_commits_go_to_the_data_tail<B: Backend>(cx: &mut Ctx<B>) {
     );
     let mut v = cx.remount(v);
     assert_state(&mut v, &m);
+
+    // A big rewrite of pages that have homes goes to the log: linking it would move them and
+    // leave holes behind. Its homeless pages (20, over the threshold) are less than half of
+    // its 52 pages: not a link either.
+    let f = v.create("rewritten").unwrap();
+    v.write(f, 0, &pattern(32 * PAGE_SIZE, 8)).unwrap();
+    v.commit().unwrap();
+    v.checkpoint().unwrap();
+    let (links, log_before) = (v.stats().linked_commits, v.stats().log_bytes);
+    let rewrite = pattern(52 * PAGE_SIZE, 9);
+    v.write(f, 0, &rewrite).unwrap();
+    v.commit().unwrap();
+    m.insert("rewritten".into(), rewrite.clone());
+    assert_eq!(v.stats().linked_commits, links);
+    assert!(v.stats().log_bytes >= log_before + rewrite.len() as u64);
+    v.sync().unwrap();
+    cx.assert_durable(&v, &m);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+    v.checkpoint().unwrap();
+    assert_state(&mut v, &m);
     v.close().unwrap();
 }
 

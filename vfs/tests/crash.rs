@@ -249,6 +249,8 @@ struct Outcome {
     after_error: Option<Result<(), Error>>,
     /// Pages the run's commits logged as patches.
     patches: u64,
+    /// The run's commits that went to tail links.
+    links: u64,
 }
 
 /// Runs `ops` on `storage`, starting from the (mounted) state `start`. Stops at the first
@@ -276,6 +278,7 @@ fn run_with(
         error: None,
         after_error: None,
         patches: 0,
+        links: 0,
     };
     let mut mode = cfg.mode;
     let finish = |mut out: Outcome, crashed: bool| {
@@ -365,9 +368,10 @@ fn run_with(
                 }
             }
             Op::Commit => {
-                let patched = v.stats().patched_pages;
+                let (patched, linked) = (v.stats().patched_pages, v.stats().linked_commits);
                 check!(v.commit(), "commit", Some(&mut v));
                 out.patches += v.stats().patched_pages - patched;
+                out.links += v.stats().linked_commits - linked;
                 if cfg.commit_is_durable() {
                     out.lower = out.history.len() - 1;
                 }
@@ -440,6 +444,7 @@ struct Totals {
     second_crashes: AtomicU64,
     pending_ops: AtomicU64,
     patches: AtomicU64,
+    links: AtomicU64,
 }
 
 const IMAGE_MODES: [(CrashMode, &str); 7] = [
@@ -669,6 +674,7 @@ fn crash_point(point: u64, w: &Workload, base_seed: u64, totals: &Totals) -> Res
         totals.mid_run.fetch_add(1, Ordering::Relaxed);
     }
     totals.patches.fetch_add(out.patches, Ordering::Relaxed);
+    totals.links.fetch_add(out.links, Ordering::Relaxed);
     let images = check_images(point, &mut rng, &storage, &out, totals)
         .map_err(|e| ctx(format!("power lost at mutating call {k}: {e}")))?;
 
@@ -814,7 +820,7 @@ fn power_loss_at_random_points() {
     println!(
         "crash test: {} crash points, {} crash images checked ({} points lost power mid-run, \
          {} recovered volumes reused, {} second power losses, {} pending ops at crash, {} pages \
-         logged as patches) in {:.1?}",
+         logged as patches, {} commits as tail links) in {:.1?}",
         t(&totals.points),
         t(&totals.images),
         t(&totals.mid_run),
@@ -822,6 +828,7 @@ fn power_loss_at_random_points() {
         t(&totals.second_crashes),
         t(&totals.pending_ops),
         t(&totals.patches),
+        t(&totals.links),
         started.elapsed()
     );
     if let Some(e) = failure.into_inner().unwrap() {
@@ -833,6 +840,11 @@ fn power_loss_at_random_points() {
         assert!(
             points < 500 || t(&totals.patches) > 0,
             "no patch was logged"
+        );
+        // Half the workloads link commits of two new pages or more.
+        assert!(
+            points < 500 || t(&totals.links) > 0,
+            "no commit went to a tail link"
         );
     }
 }

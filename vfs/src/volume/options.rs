@@ -105,13 +105,15 @@ pub struct VolumeOptions {
     /// the benchmark's `-whole-pages` references, which measure what patches save. Reading
     /// patches never depends on it.
     pub log_patches: bool,
-    /// A commit (or Disk-mode spill) of a transaction whose pages, staged and spilled, come to
-    /// at least this many bytes goes to the data file's tail as a *tail link* (format version
-    /// 4): its frames and page blocks written with one call and flushed once, and its blocks
-    /// become the pages' homes at the next checkpoint without being written again — a big
-    /// transaction's pages are written once, not to the log and then home (see
-    /// `vfs/DESIGN.md`, "Tail links"). `None`: everything goes to the log. Reading links never
-    /// depends on it.
+    /// A commit (or Disk-mode spill) of a transaction whose new pages (staged and spilled
+    /// pages with no home yet, nor a block of an earlier link) come to at least this many bytes,
+    /// and to at least half of its pages, goes to the data file's tail as a *tail link* (format
+    /// version 4): its frames and page blocks written with one call and flushed once, and its
+    /// blocks become the pages' homes at the next checkpoint without being written again — a
+    /// big transaction's pages are written once, not to the log and then home (see
+    /// `vfs/DESIGN.md`, "Tail links"). Rewrites of pages that have a place go to the log (a
+    /// link would move them and leave holes for the compaction to fill). `None`: everything
+    /// goes to the log. Reading links never depends on it.
     ///
     /// Default 8 MiB: bulk loads (a 10,000-row transaction of 1 KiB rows) link, the SQL suite's
     /// commits of at most 4 MiB do not. A link grows the data file on the commit path, where

@@ -509,21 +509,43 @@ impl<S: Storage> Volume<S> {
     }
 
     /// Whether this commit (or spill) goes to the data file's tail as a link: its transaction's
-    /// pages, staged and spilled, come to at least `link_min_bytes`, and the superblock says
-    /// format version 4 (an older build
+    /// pages without a place (below), staged and spilled, come to at least `link_min_bytes` and
+    /// to at least half of its pages, and the superblock says format version 4 (an older build
     /// would stop its replay where the chain leaves the log, and lose every commit after).
+    ///
+    /// Only pages without a place count: neither a home nor a block of an earlier link (which
+    /// becomes its home at the next checkpoint). A link's block becomes its page's home, so a
+    /// page that has a place would move and leave a hole behind, which the compaction must
+    /// then fill by relocating other pages. A bulk load's new pages would be appended at the
+    /// checkpoint anyway; a big UPDATE or DELETE rewrites pages in place from the log.
     fn link_wanted(&self, ids: &[u64]) -> bool {
         let Some(min) = self.opts.link_min_bytes else {
             return false;
         };
+        if self.sb.version < 4 {
+            return false;
+        }
         // The transaction's size, spilled pages included: a big transaction in Disk mode
         // spills a write buffer at a time, and its spills link once it is that big.
-        let pages: usize = ids
-            .iter()
-            .filter_map(|id| self.pending.get(id))
-            .map(|p| p.staged_bytes() + p.spilled.len() * crate::format::PAGE_SIZE)
-            .sum();
-        pages >= min.max(1) && self.sb.version >= 4
+        let (mut pages, mut homeless) = (0usize, 0usize);
+        for id in ids {
+            let Some(p) = self.pending.get(id) else {
+                continue;
+            };
+            let f = self.files.get(id);
+            let no_home = |page: u64| {
+                f.is_none_or(|f| {
+                    f.homes.get(page).is_none() && f.log.get(&page).is_none_or(|l| l.link.is_none())
+                })
+            };
+            let restaged = p.staged.keys().filter(|k| !p.spilled.contains_key(k));
+            for page in restaged.chain(p.spilled.keys()) {
+                pages += 1;
+                homeless += usize::from(no_home(*page));
+            }
+        }
+        let homeless_bytes = homeless * crate::format::PAGE_SIZE;
+        homeless_bytes >= min.max(1) && 2 * homeless >= pages
     }
 
     /// Everything serialized so far written and flushed, so that a link may chain on from the

@@ -143,7 +143,7 @@ pub struct InstallOptions {
     /// Log small page changes as patches (default true; see
     /// [`VolumeOptions::log_patches`]).
     pub log_patches: bool,
-    /// Commits (and Disk-mode spills) of at least this many bytes of pages go to the data
+    /// Commits (and Disk-mode spills) of at least this many bytes of new pages go to the data
     /// file's tail and are not written again at the checkpoint (default 8 MiB; `None`: all
     /// to the log; see [`VolumeOptions::link_min_bytes`]).
     pub link_min_bytes: Option<usize>,
