@@ -1441,6 +1441,105 @@ fn big_commits_go_to_the_data_tail<B: Backend>(cx: &mut Ctx<B>) {
     v.close().unwrap();
 }
 
+/// A big transaction is flushed once: in Disk mode it spills to tail links as it goes, and
+/// those are not flushed on their own (nothing waits for them); its commit's link flushes the
+/// lot. A log write after an unflushed spill link (here, a rollback's abort before a small
+/// commit) flushes the data file first: its frames chain on from the link.
+fn a_big_transaction_is_flushed_once<B: Backend>(cx: &mut Ctx<B>) {
+    let (data, log) = (PhysicalFileId::Data, PhysicalFileId::Log);
+    cx.opts.link_min_bytes = Some(64 << 10);
+    cx.opts.write_buffer_bytes = 64 << 10;
+    let disk = cx.opts.buffer_mode == BufferMode::Disk;
+    let mut v = cx.mount();
+    let mut m = Model::new();
+    let s = v.create("small").unwrap();
+    v.write(s, 0, &pattern(100, 1)).unwrap();
+    v.commit().unwrap();
+    v.sync().unwrap();
+    m.insert("small".into(), pattern(100, 1));
+
+    let f = v.create("big").unwrap();
+    let before = v.counters();
+    let mut content = Vec::new();
+    for k in 0..16u64 {
+        let part = pattern(32 * PAGE_SIZE, 40 + k);
+        v.write(f, content.len() as u64, &part).unwrap();
+        content.extend_from_slice(&part);
+    }
+    let c = v.counters().since(&before);
+    assert_eq!(c.total().flushes, 0, "{c:?}");
+    if disk {
+        assert!(v.stats().linked_commits >= 4, "{:?}", v.stats());
+    }
+    v.commit().unwrap();
+    m.insert("big".into(), content.clone());
+    let c = v.counters().since(&before);
+    assert_eq!(c.total().flushes, 1, "{c:?}");
+    assert_eq!(c.file(data).flushes, 1, "{c:?}");
+    cx.assert_durable(&v, &m);
+
+    // Spilled links rolled back, then a small commit in the log.
+    let spilled_links = v.stats().linked_commits;
+    for k in 0..8u64 {
+        let at = content.len() as u64 + k * 32 * PAGE_SIZE as u64;
+        v.write(f, at, &pattern(32 * PAGE_SIZE, 60 + k)).unwrap();
+    }
+    v.rollback();
+    let before = v.counters();
+    v.write(s, 0, &[7; 10]).unwrap();
+    v.commit().unwrap();
+    v.sync().unwrap();
+    model_write(m.get_mut("small").unwrap(), 0, &[7; 10]);
+    let c = v.counters().since(&before);
+    if disk {
+        assert!(v.stats().linked_commits > spilled_links);
+        assert_eq!(c.file(data).flushes, 1, "{c:?}");
+    } else {
+        assert_eq!(c.file(data).flushes, 0, "{c:?}");
+    }
+    assert_eq!(c.file(log).flushes, 1, "{c:?}");
+    assert_state(&mut v, &m);
+    cx.assert_durable(&v, &m);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+    assert!(v.check_integrity().unwrap().is_ok());
+    v.close().unwrap();
+}
+
+/// A file whose pages are in tail links, cut to one page (as SQLite's VACUUM after a DROP
+/// cuts its database), gives its space back at the next checkpoint: the link blocks past the
+/// cut are freed, and the compaction moves what is left down and cuts the data file.
+fn a_linked_file_cut_gives_its_space_back<B: Backend>(cx: &mut Ctx<B>) {
+    cx.opts.link_min_bytes = Some(64 << 10);
+    let mut v = cx.mount();
+    let f = v.create("db").unwrap();
+    let mut content = Vec::new();
+    for k in 0..10u64 {
+        let part = pattern(100 * PAGE_SIZE, 20 + k);
+        v.write(f, content.len() as u64, &part).unwrap();
+        v.commit().unwrap();
+        content.extend_from_slice(&part);
+    }
+    // Disk mode spills some of each (its write buffer is smaller): links too.
+    assert!(v.stats().linked_commits >= 10);
+    v.set_len(f, PAGE_SIZE as u64).unwrap();
+    v.commit().unwrap();
+    content.truncate(PAGE_SIZE);
+    let mut m = Model::new();
+    m.insert("db".into(), content);
+    v.checkpoint().unwrap();
+    assert_state(&mut v, &m);
+    assert!(
+        v.stats().data_blocks < 16,
+        "{} blocks for one page",
+        v.stats().data_blocks
+    );
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+    assert!(v.check_integrity().unwrap().is_ok());
+    v.close().unwrap();
+}
+
 /// Physical calls per operation (the volume counts them whatever the backend).
 fn physical_call_accounting<B: Backend>(cx: &mut Ctx<B>) {
     let mut v = cx.mount();
@@ -1637,6 +1736,14 @@ macro_rules! suite {
             #[test]
             fn big_commits_go_to_the_data_tail() {
                 for_all_configs::<$backend>(super::big_commits_go_to_the_data_tail);
+            }
+            #[test]
+            fn a_big_transaction_is_flushed_once() {
+                for_all_configs::<$backend>(super::a_big_transaction_is_flushed_once);
+            }
+            #[test]
+            fn a_linked_file_cut_gives_its_space_back() {
+                for_all_configs::<$backend>(super::a_linked_file_cut_gives_its_space_back);
             }
             #[test]
             fn physical_call_accounting() {

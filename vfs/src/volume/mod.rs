@@ -149,6 +149,10 @@ pub struct Volume<S: Storage> {
     /// The log file changed (a write, a cut) since its last flush, or this mount has not
     /// flushed it yet: its durable bytes may differ from what this mount sees.
     pub(crate) log_dirty: bool,
+    /// A spill's tail link is written but not flushed: the data file must be flushed before
+    /// any log frame is written (a log frame chains on from the link, and must not be durable
+    /// without it). A commit's link flushes it with its own bytes.
+    pub(crate) link_unflushed: bool,
 
     // --- memory ---
     pub(crate) cache: PageCache,

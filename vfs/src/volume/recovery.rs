@@ -218,6 +218,7 @@ impl<S: Storage> Volume<S> {
             tail: sb.block_count.max(SUPER_SLOTS),
             log_stale: false,
             log_dirty: true,
+            link_unflushed: false,
             cache,
             resident_bytes: 0,
             last_commit_at: None,

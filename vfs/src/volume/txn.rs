@@ -286,7 +286,7 @@ impl<S: Storage> Volume<S> {
         }
         let durable = if link {
             self.place_link(&mut serialized);
-            self.write_link()
+            self.write_link(true)
         } else {
             self.make_durable(sync, now, &mut serialized)
         };
@@ -603,10 +603,13 @@ impl<S: Storage> Volume<S> {
         }
     }
 
-    /// Writes the link at `tail` with one call and flushes the data file once: the commit's
-    /// one flush. A failed write is repaired (the link's first frame header zeroed where the
-    /// file reaches, and flushed), so nothing of it can chain; then the commit fails.
-    fn write_link(&mut self) -> Result<(), DurableError> {
+    /// Writes the link at `tail` with one call and, for a commit (`flush`), flushes the data
+    /// file once: the commit's one flush, which covers the transaction's spilled links too.
+    /// A spill's link is not flushed on its own: nothing waits for it, and the data file is
+    /// flushed before the next log write instead (`link_unflushed`). A failed write is
+    /// repaired (the link's first frame header zeroed where the file reaches, and flushed), so
+    /// nothing of it can chain; then the commit fails.
+    fn write_link(&mut self, flush: bool) -> Result<(), DurableError> {
         let data = PhysicalFileId::Data;
         let at = self.tail * PAGE;
         let bytes = self.log.link_bytes();
@@ -624,10 +627,16 @@ impl<S: Storage> Volume<S> {
         self.tail += header_blocks + pages;
         self.stats.linked_commits += 1;
         self.stats.linked_pages += pages;
+        if !flush {
+            self.link_unflushed = true;
+            return Ok(());
+        }
         self.storage
             .file(data)
             .flush()
-            .map_err(|e| DurableError::Unknown(Error::from_storage(data, e)))
+            .map_err(|e| DurableError::Unknown(Error::from_storage(data, e)))?;
+        self.link_unflushed = false;
+        Ok(())
     }
 
     /// After a failed link write at byte `at` of the data file: zero its first frame header
@@ -787,8 +796,9 @@ impl<S: Storage> Volume<S> {
             .collect();
         let now = Instant::now();
         // A big enough spill goes to the data file's tail as a link (no commit frame), so a
-        // big transaction in Disk mode writes its pages once too. It is flushed at once: every
-        // frame after it may then go to either file (one file holds all unflushed frames).
+        // big transaction in Disk mode writes its pages once too. It is not flushed: the
+        // commit's link flushes it with its own bytes (one file), and a log write first
+        // flushes the data file (`link_unflushed`).
         let link = self.link_wanted(&ids) && self.log_written_and_flushed(now).is_ok();
         if link {
             self.log.begin_link();
@@ -798,9 +808,9 @@ impl<S: Storage> Volume<S> {
         let result = self.serialize(&ids, false).and_then(|mut s| {
             if link {
                 self.place_link(&mut s);
-                match self.write_link() {
+                match self.write_link(false) {
                     Ok(()) => Ok(s),
-                    // Written, not flushed: the volume is poisoned; the pages are where `s` says.
+                    // Not reached (no flush), but kept total: written, durability unknown.
                     Err(DurableError::Unknown(e)) => {
                         self.poison(e);
                         Ok(s)
@@ -855,6 +865,16 @@ impl<S: Storage> Volume<S> {
             return Ok(());
         }
         self.ensure_data_flushed()?;
+        if self.link_unflushed {
+            // A spill's link first: these frames chain on from it.
+            let data = PhysicalFileId::Data;
+            if let Err(e) = self.storage.file(data).flush() {
+                // The link's bytes may be lost, and a later flush that succeeds need not
+                // bring them back: its transaction could commit without its spilled pages.
+                return Err(self.poison(Error::from_storage(data, e)));
+            }
+            self.link_unflushed = false;
+        }
         let log = PhysicalFileId::Log;
         let at = self.log.written;
         let mut grouped = self.log.grouped();
