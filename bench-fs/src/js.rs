@@ -238,6 +238,15 @@ impl SyncHandle {
         count("getSize", n, usize::MAX)
     }
 
+    /// `truncate(len)`: sets the file's length (grows it with zeros, or cuts it).
+    pub(crate) fn truncate(&self, len: u64) -> Result<(), FsError> {
+        // Lengths here are at most a few MiB: exact in an f64.
+        #[allow(clippy::cast_precision_loss)]
+        self.0
+            .truncate_with_f64(len as f64)
+            .map_err(|e| js_error("truncate", &e))
+    }
+
     /// `flush()`.
     pub(crate) fn flush(&self) -> Result<(), FsError> {
         self.0.flush().map_err(|e| js_error("flush", &e))

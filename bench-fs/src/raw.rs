@@ -15,6 +15,10 @@
 //! | `overwrite+flush: flush` | M | the `flush()` of each pair alone |
 //! | `commit-sized overwrite+flush` | M | the same with writes of [`LOG_COMMIT_BYTES`] (12,576 B: one test-1 autocommit in our log) at consecutive offsets, not 4 KiB aligned, in a file pre-sized to M × 12,576 |
 //! | `commit-sized overwrite+flush: flush` | M | the `flush()` of each pair alone |
+//! | `bulk append+flush` | [`BULK_PAIRS`] | a [`BULK_BYTES`] (1 MiB) write at the file's end followed by `flush()`: what a big commit costs as a tail link, which grows the data file |
+//! | `bulk grown+flush` | [`BULK_PAIRS`] | the same into a file grown ahead by `truncate()` (not written): whether growing the tail ahead in steps would save the growth |
+//! | `bulk overwrite+flush` | [`BULK_PAIRS`] | the same into a file written and flushed ahead: what a big commit costs in the log, which overwrites its spare bytes |
+//! | `bulk …: flush` | [`BULK_PAIRS`] | the `flush()` of each of those pairs alone |
 //! | `new-file: create+open` | M | `getFileHandle(name, {create: true})` + `createSyncAccessHandle()` on a new name |
 //! | `new-file: first write` | M | `write(4 KiB, {at: 0})` into that empty file |
 //! | `new-file: close` | M | `close()` of the handle |
@@ -45,10 +49,17 @@ pub const LOG_COMMIT_BYTES: u32 = 12_576;
 /// Name of the commit-sized write+flush series.
 pub const COMMIT_SIZED: &str = "commit-sized overwrite+flush";
 
+/// Bytes per write of the bulk write+flush series: a big commit's pages.
+pub const BULK_BYTES: u32 = 1 << 20;
+
+/// Pairs per bulk series (8 MiB written by each).
+pub const BULK_PAIRS: u32 = 8;
+
 /// Units of work per run, for progress: small-append, small-overwrite, one per chunk size,
-/// append+flush, overwrite+flush, commit-sized overwrite+flush, new-file.
+/// append+flush, overwrite+flush, commit-sized overwrite+flush, the three bulk series,
+/// new-file.
 pub fn workload_count(cfg: &RawConfig) -> u32 {
-    6 + u32::try_from(cfg.chunk_bytes.len()).unwrap_or(0)
+    9 + u32::try_from(cfg.chunk_bytes.len()).unwrap_or(0)
 }
 
 /// `65536` → `"64 KiB"`, `1048576` → `"1 MiB"`.
@@ -100,7 +111,7 @@ pub async fn run_raw_suite(
         .chunk_bytes
         .iter()
         .copied()
-        .chain([cfg.small_bytes, LOG_COMMIT_BYTES])
+        .chain([cfg.small_bytes, LOG_COMMIT_BYTES, BULK_BYTES])
         .max()
         .unwrap_or(cfg.small_bytes);
     let data = pattern(largest as usize);
@@ -123,6 +134,17 @@ pub async fn run_raw_suite(
         }
     }
     Ok(suite)
+}
+
+/// What a bulk series' file holds before its pairs.
+#[derive(Clone, Copy)]
+enum Ahead {
+    /// Nothing: every write grows the file.
+    Nothing,
+    /// Its final length, set by `truncate()`: zeros never written.
+    Truncate,
+    /// Its final length, written and flushed.
+    Written,
 }
 
 /// A new empty file and its handle (untimed).
@@ -310,6 +332,36 @@ async fn run_once(
         // A write is at most the largest chunk or LOG_COMMIT_BYTES: it fits a u32.
         let per_call = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
         out.push(series(name, per_call, total, pairs)?);
+        out.push(series(&format!("{name}: flush"), 0, 0, flushes)?);
+        report(name, clock.now() - start);
+    }
+
+    // Bulk pairs: the same 1 MiB write+flush at the end of a growing file (a tail link), into
+    // a file grown ahead by truncate() but never written, and into a file written and flushed
+    // ahead (the log's spare bytes).
+    let bulk = &data[..BULK_BYTES as usize];
+    let bulk_total = u64::from(BULK_PAIRS) * u64::from(BULK_BYTES);
+    for (name, ahead) in [
+        ("bulk append+flush", Ahead::Nothing),
+        ("bulk grown+flush", Ahead::Truncate),
+        ("bulk overwrite+flush", Ahead::Written),
+    ] {
+        let start = clock.now();
+        let file = "bulk.bin";
+        let h = fresh(d, file).await?;
+        match ahead {
+            Ahead::Nothing => {}
+            Ahead::Truncate => h.truncate(bulk_total)?,
+            Ahead::Written => {
+                for i in 0..u64::from(BULK_PAIRS) {
+                    h.write_at(bulk, i * u64::from(BULK_BYTES))?;
+                }
+            }
+        }
+        h.flush()?;
+        let (pairs, flushes) = write_flush_pairs(&h, clock, bulk, BULK_PAIRS)?;
+        discard(d, file, h).await?;
+        out.push(series(name, BULK_BYTES, bulk_total, pairs)?);
         out.push(series(&format!("{name}: flush"), 0, 0, flushes)?);
         report(name, clock.now() - start);
     }
