@@ -116,11 +116,14 @@ pub struct VolumeOptions {
     /// goes to the log. Reading links never depends on it.
     ///
     /// Default 8 MiB: bulk loads (a 10,000-row transaction of 1 KiB rows) link, the SQL suite's
-    /// commits of at most 4 MiB do not. A link grows the data file on the commit path, where
-    /// the log overwrites its spare bytes and the home writes wait for an idle checkpoint: at
-    /// 256 KiB, Chromium's cases 11, 12 and 14 took 4–28 % longer (one run, results of
-    /// 2026-12-05 in `vfs/DESIGN.md`). For Disk-mode bulk loads of many small transactions, a
-    /// lower value (256 KiB) writes every page once.
+    /// commits of at most 4 MiB do not. A link grows the data file on the commit path, which
+    /// costs about twice the log's overwrite per byte written and flushed (1 MiB + `flush()`:
+    /// 1,247 against 601 µs in Chromium, 1,314 against 761 µs in Firefox), while the log's
+    /// home writes wait for an idle checkpoint: at 1 MiB, the SQL suite's Disk Strict total
+    /// took 2.5 % longer in Chromium (`vfs/DESIGN.md`, "Tail links"). A Disk-mode bulk load
+    /// whose transactions pass the write buffer sets this to about `write_buffer_bytes`: its
+    /// spills then link too, and every page is written once (natively 1.026 × the logical
+    /// bytes at 256 KiB, against 1.75 × at the default).
     pub link_min_bytes: Option<usize>,
 }
 

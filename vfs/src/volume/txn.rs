@@ -252,7 +252,9 @@ impl<S: Storage> Volume<S> {
         // it must be written and flushed first (Relaxed's and Balanced's deferred flush,
         // early). Nothing of this commit is written yet: if that fails without poisoning the
         // volume, the commit goes to the log as any other.
-        let link = self.link_wanted(&ids)
+        // A transaction that spilled links commits as one too, whatever its size: the
+        // data file must be flushed for them anyway, and then that is the commit's one flush.
+        let link = (self.link_unflushed || self.link_wanted(&ids))
             && match self.log_written_and_flushed(now) {
                 Ok(()) => true,
                 Err(_) if self.poisoned.is_none() => false,
