@@ -355,13 +355,15 @@ impl LogWriter {
 
     /// Appends the Link frames that list the link's pages (before its Commit frame).
     pub(crate) fn link_frames(&mut self) {
-        let entries = self
-            .link
-            .as_ref()
-            .map(|l| l.entries.clone())
-            .unwrap_or_default();
+        // Taken out while the frames are appended (they borrow the writer), then put back.
+        let Some(entries) = self.link.as_mut().map(|l| std::mem::take(&mut l.entries)) else {
+            return;
+        };
         for chunk in entries.chunks(LINK_MAX_ENTRIES) {
             self.frame(FrameKind::Link, 0, chunk.len() as u64, &encode_link(chunk));
+        }
+        if let Some(l) = self.link.as_mut() {
+            l.entries = entries;
         }
     }
 
