@@ -511,9 +511,11 @@ mod tests {
 
     /// DROP TABLE + VACUUM of a database built by bulk transactions (its pages homed in tail
     /// links) gives the space back, in both buffer modes. At 50,000 rows, each relocation pass
-    /// of the compaction used to put its new catalog past the end of the data file, and Memory
-    /// mode kept 41.5 MB of the 51 MB database (fixed in `a66c080`; the failure depends on the
-    /// layout: 40,000 and 70,000 rows did not show it, 50,000, 60,000 and 100,000 did).
+    /// of the compaction used to put its new catalog past the end of the data file: without
+    /// `a66c080`'s fix this test fails with 41.4 MB kept of the 51 MB database (Disk mode; the
+    /// scale suite's Memory mode kept 41.5 MB). The failure depends on the layout: in the
+    /// scale suite's Memory mode, 40,000 and 70,000 rows did not show it, 50,000, 60,000 and
+    /// 100,000 did.
     #[test]
     fn scale_drop_and_vacuum_give_the_space_back() {
         use crate::scale::{run_scale, ScalePlan};
