@@ -146,6 +146,12 @@ async fn smoke_every_backend_and_raw_workloads() {
             "overwrite+flush: flush",
             "commit-sized overwrite+flush",
             "commit-sized overwrite+flush: flush",
+            "bulk append+flush",
+            "bulk append+flush: flush",
+            "bulk grown+flush",
+            "bulk grown+flush: flush",
+            "bulk overwrite+flush",
+            "bulk overwrite+flush: flush",
             "new-file: create+open",
             "new-file: first write",
             "new-file: close",
@@ -163,6 +169,13 @@ async fn smoke_every_backend_and_raw_workloads() {
     assert_eq!(calls("chunked-append (1 MiB): flush"), 1);
     assert_eq!(calls("new-file: full cycle"), 4);
     assert_eq!(calls("overwrite+flush"), calls("append+flush"));
+    for bulk in [
+        "bulk append+flush",
+        "bulk grown+flush",
+        "bulk overwrite+flush",
+    ] {
+        assert_eq!(calls(bulk), bench_fs::raw::BULK_PAIRS, "{bulk}");
+    }
     assert_eq!(calls("commit-sized overwrite+flush"), calls("append+flush"));
     // Whole workloads take measurable time even at a coarse timer step.
     let new_file = run
@@ -175,8 +188,8 @@ async fn smoke_every_backend_and_raw_workloads() {
     // Progress: every unit reported once, in order.
     assert_eq!(
         events.len(),
-        5 + 8,
-        "5 lifecycle backends + 8 raw workloads"
+        5 + 11,
+        "5 lifecycle backends + 11 raw workloads"
     );
     assert_eq!(events.last().unwrap().done, events.last().unwrap().total);
     assert_eq!(events[0].suite, SuiteKind::Lifecycle);
@@ -187,7 +200,7 @@ async fn smoke_every_backend_and_raw_workloads() {
     let mut raw = result.raw.clone().unwrap();
     raw.summarize();
     lifecycle.summarize(Some(&raw), &bench_results::Bootstrap::default());
-    assert_eq!(raw.summary.as_ref().unwrap().len(), 17);
+    assert_eq!(raw.summary.as_ref().unwrap().len(), 23);
     assert!(raw.derived.as_ref().unwrap().new_file_cycle_us.is_some());
     assert_eq!(lifecycle.floors.len(), 4, "create, write, delete, flush");
     for b in &lifecycle.backends {
