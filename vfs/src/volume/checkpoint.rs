@@ -232,19 +232,7 @@ impl<S: Storage> Volume<S> {
             // blocks: room for it below the target too, or its blobs land past the end and the
             // tail never comes back (seen: a 1-page database after DROP + VACUUM kept 93 MB,
             // each pass appending its catalog behind the last).
-            let catalog: u64 = self.catalog.dir.blocks()
-                + self
-                    .catalog
-                    .entry_chunks
-                    .values()
-                    .map(BlobPtr::blocks)
-                    .sum::<u64>()
-                + self
-                    .files
-                    .values()
-                    .flat_map(|f| f.map_chunks.values())
-                    .map(BlobPtr::blocks)
-                    .sum::<u64>();
+            let catalog: u64 = self.catalog_blobs().map(|b| b.blocks()).sum();
             (referenced + catalog).max(SUPER_SLOTS)
         } else {
             u64::MAX

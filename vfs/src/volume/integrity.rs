@@ -76,14 +76,7 @@ impl<S: Storage> Volume<S> {
         }
         // Catalog blobs.
         let data_blocks = self.alloc.count;
-        let mut blobs = Vec::new();
-        if self.catalog.dir.len > 0 {
-            blobs.push(self.catalog.dir);
-        }
-        blobs.extend(self.catalog.entry_chunks.values().copied());
-        for f in self.files.values() {
-            blobs.extend(f.map_chunks.values().copied());
-        }
+        let blobs: Vec<_> = self.catalog_blobs().collect();
         for b in &blobs {
             match self.read_blobs(std::slice::from_ref(b), data_blocks) {
                 Ok(_) => report.blobs += 1,

@@ -454,6 +454,19 @@ impl<S: Storage> Volume<S> {
         self.log.end() + (self.tail - self.tail_start) * PAGE
     }
 
+    /// Every blob of the current catalog: the directory (if any), the entry chunks, and every
+    /// file's map chunks.
+    pub(crate) fn catalog_blobs(&self) -> impl Iterator<Item = crate::format::BlobPtr> + '_ {
+        let dir = (self.catalog.dir.len > 0).then_some(self.catalog.dir);
+        dir.into_iter()
+            .chain(self.catalog.entry_chunks.values().copied())
+            .chain(
+                self.files
+                    .values()
+                    .flat_map(|f| f.map_chunks.values().copied()),
+            )
+    }
+
     /// Sum of the logical files' lengths.
     pub(crate) fn logical_bytes(&self) -> u64 {
         self.logical_total
