@@ -16,7 +16,7 @@ use crate::format::{apply_patch, PAGE, PAGE_SIZE};
 use crate::storage::{read_zero_filled, PhysicalFileId, Storage};
 
 use super::maps::{Content, Home};
-use super::state::{pages_for, LogLoc, LINK_BASE};
+use super::state::{pages_for, place_of, LogLoc};
 use super::{corrupt, ix, usize_of, BufferMode, FileId, Volume};
 
 /// Most blocks one read-ahead call fetches (256 KiB).
@@ -413,11 +413,9 @@ impl<S: Storage> Volume<S> {
 
     /// Log bytes `[offset, offset + buf.len())`: from memory where the writer still has them,
     /// else from the file (the part below `written`) and the unwritten buffer (the rest).
-    /// A range at or above [`LINK_BASE`] is a tail link's block in the data file.
+    /// A range at or above [`super::state::LINK_BASE`] is a tail link's block in the data file.
     pub(crate) fn read_log_range(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        if offset >= LINK_BASE {
-            let data = PhysicalFileId::Data;
-            let at = offset - LINK_BASE;
+        if let (data @ PhysicalFileId::Data, at) = place_of(offset) {
             if self.read_phys(data, at, buf)? != buf.len() {
                 return Err(corrupt("data file shorter than a tail link", data, at));
             }

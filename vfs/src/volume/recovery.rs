@@ -28,7 +28,7 @@ use super::alloc::{Allocator, RangeSet};
 use super::log::LogWriter;
 use super::maps::Home;
 use super::read::{PageCache, LOAD_WINDOW};
-use super::state::{pages_for, FileState, LogLoc, PatchLoc, LINK_BASE};
+use super::state::{pages_for, place_of, FileState, LogLoc, PatchLoc, LINK_BASE};
 use super::{
     check_name, corrupt, ix, n32, nonce, usize_of, Catalog, Volume, VolumeOptions, VolumeStats,
     MAX_FILE_ID, MAX_FILE_SIZE,
@@ -886,7 +886,7 @@ impl<S: Storage> Volume<S> {
                         )));
                     }
                     let loc = match r.link {
-                        Some(hash) => LogLoc::linked((r.offset - LINK_BASE) / PAGE, hash),
+                        Some(hash) => LogLoc::linked(at / PAGE, hash),
                         None => LogLoc::image(r.offset, r.header.payload_len),
                     };
                     f.log.insert(r.header.arg, loc);
@@ -1035,13 +1035,4 @@ pub(crate) struct LinkRead {
     first_page: u64,
     /// The block after its last.
     pub(crate) end: u64,
-}
-
-/// The physical file and offset of a payload offset of the replay (see [`Replay::offset`]).
-fn place_of(offset: u64) -> (PhysicalFileId, u64) {
-    if offset >= LINK_BASE {
-        (PhysicalFileId::Data, offset - LINK_BASE)
-    } else {
-        (PhysicalFileId::Log, offset)
-    }
 }

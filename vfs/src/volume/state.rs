@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::format::{BlobPtr, PAGE};
+use crate::storage::PhysicalFileId;
 
 use super::maps::{Content, HomeMap};
 
@@ -33,6 +34,16 @@ pub(crate) struct LogLoc {
 /// Offsets at and above this are data-file offsets (plus this) of tail-link blocks; log
 /// offsets stay far below (a log is at most a few hundred MiB).
 pub(crate) const LINK_BASE: u64 = 1 << 62;
+
+/// The physical file and byte offset of an offset in that space: a log offset, or a tail
+/// link's at or above [`LINK_BASE`] in the data file.
+pub(crate) fn place_of(offset: u64) -> (PhysicalFileId, u64) {
+    if offset >= LINK_BASE {
+        (PhysicalFileId::Data, offset - LINK_BASE)
+    } else {
+        (PhysicalFileId::Log, offset)
+    }
+}
 
 impl LogLoc {
     /// A Page frame's payload.
