@@ -529,6 +529,15 @@ impl<S: Storage> Volume<S> {
         }
         // The transaction's size, spilled pages included: a big transaction in Disk mode
         // spills a write buffer at a time, and its spills link once it is that big.
+        // Every commit asks: most are far too small, and need no look at each page's place.
+        let at_most: usize = ids
+            .iter()
+            .filter_map(|id| self.pending.get(id))
+            .map(|p| p.staged.len() + p.spilled.len())
+            .sum();
+        if at_most * crate::format::PAGE_SIZE < min.max(1) {
+            return false;
+        }
         let (mut pages, mut homeless) = (0usize, 0usize);
         for id in ids {
             let Some(p) = self.pending.get(id) else {
