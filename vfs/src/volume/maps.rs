@@ -59,6 +59,34 @@ impl HomeMap {
         }
     }
 
+    /// Sets the homes of `hashes.len()` pages from `first_page` to consecutive blocks from
+    /// `block` (a map chunk's run, as mount reads it), with one lookup per chunk instead of one
+    /// per page (at 1 GiB, per-page inserts were half of a native mount's time). Same result as
+    /// [`insert`](Self::insert) page by page.
+    pub(crate) fn insert_run(&mut self, first_page: u64, block: u64, hashes: &[u64]) {
+        let mut done = 0;
+        while done < hashes.len() {
+            let (c, i0) = split(first_page + done as u64);
+            let take = (CHUNK - i0).min(hashes.len() - done);
+            let (h, n) = self
+                .chunks
+                .entry(c)
+                .or_insert_with(|| (Box::new([Home::default(); CHUNK]), 0));
+            for (k, slot) in h[i0..i0 + take].iter_mut().enumerate() {
+                if !slot.is_set() {
+                    *n += 1;
+                }
+                let d = done + k;
+                *slot = Home {
+                    block: block + d as u64,
+                    hash: hashes[d],
+                };
+                debug_assert!(slot.is_set());
+            }
+            done += take;
+        }
+    }
+
     /// Removes every home at or beyond `from`; returns them (page order).
     pub(crate) fn cut(&mut self, from: u64) -> Vec<(u64, Home)> {
         let (c0, i0) = split(from);
@@ -304,6 +332,38 @@ mod tests {
         assert_eq!(m.iter().collect::<Vec<_>>(), vec![(5, h(11))]);
         assert_eq!(m.cut(0).len(), 1);
         assert!(m.is_empty());
+    }
+
+    #[test]
+    fn a_run_inserts_as_pages_do() {
+        let hashes: Vec<u64> = (0..600).map(|i| 1000 + i).collect();
+        for first in [0, 3, 255, 256, 700] {
+            let mut run = HomeMap::default();
+            let mut one = HomeMap::default();
+            // An existing home inside the run is replaced, not counted twice.
+            run.insert(first + 10, Home { block: 9, hash: 9 });
+            one.insert(first + 10, Home { block: 9, hash: 9 });
+            run.insert_run(first, 40, &hashes);
+            for (i, &hash) in hashes.iter().enumerate() {
+                let home = Home {
+                    block: 40 + i as u64,
+                    hash,
+                };
+                one.insert(first + i as u64, home);
+            }
+            assert_eq!(
+                run.iter().collect::<Vec<_>>(),
+                one.iter().collect::<Vec<_>>()
+            );
+            assert_eq!(run.len(), 600);
+            assert_eq!(
+                run.chunk_indices().collect::<Vec<_>>(),
+                one.chunk_indices().collect::<Vec<_>>()
+            );
+            // Counts stay right: cutting everything empties the map.
+            assert_eq!(run.cut(0).len(), 600);
+            assert!(run.is_empty());
+        }
     }
 
     #[test]

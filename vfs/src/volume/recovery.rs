@@ -27,7 +27,7 @@ use crate::storage::{read_zero_filled, Counted, PhysicalFile, PhysicalFileId, St
 use super::alloc::{Allocator, RangeSet};
 use super::log::LogWriter;
 use super::maps::Home;
-use super::read::{PageCache, LOAD_WINDOW};
+use super::read::{load_window, PageCache};
 use super::state::{pages_for, place_of, FileState, LogLoc, PatchLoc, LINK_BASE};
 use super::{
     check_name, corrupt, ix, n32, nonce, usize_of, Catalog, Volume, VolumeOptions, VolumeStats,
@@ -233,7 +233,7 @@ impl<S: Storage> Volume<S> {
         }
     }
 
-    /// Reads blobs (sorted by block; windows of up to [`LOAD_WINDOW`], small gaps read through)
+    /// Reads blobs (sorted by block; in [`load_window`]s: small gaps read through)
     /// and checks each one's bounds and hash. Returns them in the order given.
     pub(crate) fn read_blobs(
         &mut self,
@@ -246,30 +246,26 @@ impl<S: Storage> Volume<S> {
         let mut out: Vec<Vec<u8>> = vec![Vec::new(); blobs.len()];
         let mut i = 0;
         let mut window = Vec::new();
-        while i < order.len() {
-            let first = blobs[order[i]];
-            let lo = first.block;
-            let mut hi = lo;
-            let mut j = i;
-            while j < order.len() {
-                let b = blobs[order[j]];
-                let end = b
-                    .block
-                    .checked_add(b.blocks().max(1))
-                    .ok_or_else(|| corrupt("catalog blob out of range", data, 0))?;
-                if b.block < SUPER_SLOTS || end > data_blocks {
-                    return Err(corrupt(
-                        "catalog blob outside the data file (truncated?)",
-                        data,
-                        b.block.saturating_mul(PAGE),
-                    ));
-                }
-                if j > i && (end.max(hi) - lo) * PAGE > LOAD_WINDOW {
-                    break;
-                }
-                hi = hi.max(end);
-                j += 1;
+        for &k in &order {
+            let b = blobs[k];
+            let inside = b
+                .block
+                .checked_add(b.blocks().max(1))
+                .is_some_and(|end| b.block >= SUPER_SLOTS && end <= data_blocks);
+            if !inside {
+                return Err(corrupt(
+                    "catalog blob outside the data file (truncated?)",
+                    data,
+                    b.block.saturating_mul(PAGE),
+                ));
             }
+        }
+        while i < order.len() {
+            // In range (checked above): `block + blocks` does not overflow.
+            let (j, lo, hi) = load_window(i, order.len(), |k| {
+                let b = blobs[order[k]];
+                (b.block, b.block + b.blocks().max(1))
+            });
             window.resize(usize_of((hi - lo) * PAGE)?, 0);
             self.read_phys(data, lo * PAGE, &mut window)?;
             for &k in &order[i..j] {
@@ -418,10 +414,7 @@ impl<S: Storage> Volume<S> {
                                     ));
                                 }
                                 claim(&mut used, run.block, n, "home block")?;
-                                for (i, &hash) in run.hashes.iter().enumerate() {
-                                    let block = run.block + i as u64;
-                                    f.homes.insert(first_page + i as u64, Home { block, hash });
-                                }
+                                f.homes.insert_run(first_page, run.block, &run.hashes);
                             }
                             f.map_chunks.insert(k, p);
                         }
@@ -990,12 +983,8 @@ impl<S: Storage> Volume<S> {
         let mut i = 0;
         let mut window = Vec::new();
         while i < checks.len() {
-            let lo = checks[i].block;
-            let mut j = i;
-            while j < checks.len() && (checks[j].block - lo + 1) * PAGE <= LOAD_WINDOW {
-                j += 1;
-            }
-            let hi = checks[j - 1].block + 1;
+            let (j, lo, hi) =
+                load_window(i, checks.len(), |k| (checks[k].block, checks[k].block + 1));
             window.resize(usize_of((hi - lo) * PAGE)?, 0);
             self.read_phys(PhysicalFileId::Data, lo * PAGE, &mut window)?;
             for h in &checks[i..j] {
