@@ -144,6 +144,42 @@ impl Allocator {
         s
     }
 
+    /// Places blobs of `sizes` blocks each: back to back in one run when one fits below
+    /// `limit` (`u64::MAX`: always, at the end of the file if no free run fits), else each
+    /// where it fits first (a compaction's target may leave only small holes below it, and
+    /// the catalog must still land there). Returns each blob's first block, in order.
+    ///
+    /// Why: a checkpoint's map chunks placed one by one took the single blocks its
+    /// predecessors freed, all over the file; a 1 GiB volume's ~1,000 map chunks then needed
+    /// 252 read calls at mount (~64 µs each in Firefox). A cluster per checkpoint leaves the
+    /// mount about one call per checkpoint whose chunks are still live, and the checkpoint
+    /// itself writes the cluster in one call (up to 1 MiB).
+    pub(crate) fn alloc_cluster(&mut self, sizes: &[u64], limit: u64) -> Vec<u64> {
+        let total: u64 = sizes.iter().sum();
+        if total == 0 {
+            return vec![self.count; sizes.len()];
+        }
+        let start = if limit == u64::MAX {
+            Some(self.alloc_run_below(total, limit))
+        } else {
+            take_first_fit(&mut self.free, total, limit)
+        };
+        match start {
+            Some(mut at) => sizes
+                .iter()
+                .map(|&n| {
+                    let here = at;
+                    at += n;
+                    here
+                })
+                .collect(),
+            None => sizes
+                .iter()
+                .map(|&n| self.alloc_run_below(n, limit))
+                .collect(),
+        }
+    }
+
     /// Blocks `[start, end)` hold tail links (beyond the checkpoint's extent, or free blocks of
     /// the extent a failed truncation left): no checkpoint may allocate them while they
     /// matter. Takes them out of the free set and extends the extent over them.
@@ -238,6 +274,24 @@ mod tests {
         assert_eq!(take_first_fit(&mut r, 3, u64::MAX), None);
         assert_eq!(take_first_fit(&mut r, 2, 9), Some(2));
         assert_eq!(take_first_fit(&mut r, 2, 9), None, "limit respected");
+    }
+
+    #[test]
+    fn a_cluster_is_one_run_where_it_fits_else_first_fits() {
+        let mut a = Allocator::new(100);
+        // One-block holes at 10, 20, 30, and a run of 4 at 50.
+        for s in [10, 20, 30] {
+            a.release_now(s, 1);
+        }
+        a.release_now(50, 4);
+        assert_eq!(a.alloc_cluster(&[1, 2, 1], u64::MAX), vec![50, 51, 53]);
+        // Nothing fits 4 blocks any more: past the end.
+        assert_eq!(a.alloc_cluster(&[2, 2], u64::MAX), vec![100, 102]);
+        assert_eq!(a.count, 104);
+        // Below a compaction's target with only one-block holes: each blob first fits.
+        assert_eq!(a.alloc_cluster(&[1, 1], 40), vec![10, 20]);
+        assert_eq!(a.alloc_cluster(&[], 40), Vec::<u64>::new());
+        assert_eq!(a.free.iter().collect::<Vec<_>>(), vec![(30, 31)]);
     }
 
     #[test]

@@ -384,8 +384,11 @@ impl<S: Storage> Volume<S> {
         }
 
         // Map chunks, entry chunks, directory: copy-on-write into free blocks.
+        // Each kind is placed as one cluster where it fits (`Allocator::alloc_cluster`), so
+        // that a mount reads the catalog in few calls.
         let mut blobs: Vec<(u64, Vec<u8>)> = Vec::new();
-        for plan in &mut plans {
+        let mut map_blobs: Vec<(usize, u64, Vec<u8>)> = Vec::new();
+        for (pi, plan) in plans.iter_mut().enumerate() {
             let f = &self.files[&plan.id];
             for &k in &plan.chunks {
                 if let Some(old) = plan.map_chunks.remove(&k) {
@@ -402,14 +405,18 @@ impl<S: Storage> Volume<S> {
                 if homes.is_empty() {
                     continue;
                 }
-                let bytes = format::encode_map_chunk(plan.id, k, &runs_of(&homes));
-                let at = self
-                    .alloc
-                    .alloc_run_below((bytes.len() as u64).div_ceil(PAGE), target);
-                let ptr = blob_ptr(at, &bytes)?;
-                plan.map_chunks.insert(k, ptr);
-                blobs.push((at, bytes));
+                map_blobs.push((
+                    pi,
+                    k,
+                    format::encode_map_chunk(plan.id, k, &runs_of(&homes)),
+                ));
             }
+        }
+        let sizes: Vec<u64> = map_blobs.iter().map(|(_, _, b)| blocks_of(b)).collect();
+        let places = self.alloc.alloc_cluster(&sizes, target);
+        for ((pi, k, bytes), at) in map_blobs.into_iter().zip(places) {
+            plans[pi].map_chunks.insert(k, blob_ptr(at, &bytes)?);
+            blobs.push((at, bytes));
         }
         let mut entry_dirty: BTreeSet<u64> = self.catalog.dirty.clone();
         entry_dirty.extend(plans.iter().map(|p| p.id / ENTRY_CHUNK_FILES));
@@ -428,6 +435,7 @@ impl<S: Storage> Volume<S> {
         let plan_of: BTreeMap<u64, usize> =
             plans.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
         let mut entry_chunks = self.catalog.entry_chunks.clone();
+        let mut entry_blobs: Vec<(u64, Vec<u8>)> = Vec::new();
         for (k, mut members) in by_chunk {
             members.sort_unstable();
             if let Some(old) = entry_chunks.remove(&k) {
@@ -463,12 +471,12 @@ impl<S: Storage> Volume<S> {
                 })
                 .collect();
             let refs: Vec<&Entry> = entries.iter().collect();
-            let bytes = format::encode_entry_chunk(k, &refs);
-            let at = self
-                .alloc
-                .alloc_run_below((bytes.len() as u64).div_ceil(PAGE), target);
-            let ptr = blob_ptr(at, &bytes)?;
-            entry_chunks.insert(k, ptr);
+            entry_blobs.push((k, format::encode_entry_chunk(k, &refs)));
+        }
+        let sizes: Vec<u64> = entry_blobs.iter().map(|(_, b)| blocks_of(b)).collect();
+        let places = self.alloc.alloc_cluster(&sizes, target);
+        for ((k, bytes), at) in entry_blobs.into_iter().zip(places) {
+            entry_chunks.insert(k, blob_ptr(at, &bytes)?);
             blobs.push((at, bytes));
         }
         if self.catalog.dir.len > 0 {
@@ -710,6 +718,11 @@ impl<S: Storage> Volume<S> {
             self.physical_len[0] = start * PAGE;
         }
     }
+}
+
+/// Blocks a blob of these bytes takes.
+fn blocks_of(bytes: &[u8]) -> u64 {
+    (bytes.len() as u64).div_ceil(PAGE)
 }
 
 fn blob_ptr(at: u64, bytes: &[u8]) -> Result<BlobPtr> {
