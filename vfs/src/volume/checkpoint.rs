@@ -387,7 +387,7 @@ impl<S: Storage> Volume<S> {
         // Each kind is placed as one cluster where it fits (`Allocator::alloc_cluster`), so
         // that a mount reads the catalog in few calls.
         let mut blobs: Vec<(u64, Vec<u8>)> = Vec::new();
-        let mut map_blobs: Vec<(usize, u64, Vec<u8>)> = Vec::new();
+        let mut map_blobs: Vec<((usize, u64), Vec<u8>)> = Vec::new();
         for (pi, plan) in plans.iter_mut().enumerate() {
             let f = &self.files[&plan.id];
             for &k in &plan.chunks {
@@ -406,17 +406,13 @@ impl<S: Storage> Volume<S> {
                     continue;
                 }
                 map_blobs.push((
-                    pi,
-                    k,
+                    (pi, k),
                     format::encode_map_chunk(plan.id, k, &runs_of(&homes)),
                 ));
             }
         }
-        let sizes: Vec<u64> = map_blobs.iter().map(|(_, _, b)| blocks_of(b)).collect();
-        let places = self.alloc.alloc_cluster(&sizes, target);
-        for ((pi, k, bytes), at) in map_blobs.into_iter().zip(places) {
-            plans[pi].map_chunks.insert(k, blob_ptr(at, &bytes)?);
-            blobs.push((at, bytes));
+        for ((pi, k), ptr) in self.place_blobs(map_blobs, target, &mut blobs)? {
+            plans[pi].map_chunks.insert(k, ptr);
         }
         let mut entry_dirty: BTreeSet<u64> = self.catalog.dirty.clone();
         entry_dirty.extend(plans.iter().map(|p| p.id / ENTRY_CHUNK_FILES));
@@ -473,12 +469,7 @@ impl<S: Storage> Volume<S> {
             let refs: Vec<&Entry> = entries.iter().collect();
             entry_blobs.push((k, format::encode_entry_chunk(k, &refs)));
         }
-        let sizes: Vec<u64> = entry_blobs.iter().map(|(_, b)| blocks_of(b)).collect();
-        let places = self.alloc.alloc_cluster(&sizes, target);
-        for ((k, bytes), at) in entry_blobs.into_iter().zip(places) {
-            entry_chunks.insert(k, blob_ptr(at, &bytes)?);
-            blobs.push((at, bytes));
-        }
+        entry_chunks.extend(self.place_blobs(entry_blobs, target, &mut blobs)?);
         if self.catalog.dir.len > 0 {
             freed.push((self.catalog.dir.block, self.catalog.dir.blocks()));
         }
@@ -487,12 +478,7 @@ impl<S: Storage> Volume<S> {
         } else {
             let list: Vec<(u64, BlobPtr)> = entry_chunks.iter().map(|(k, p)| (*k, *p)).collect();
             let bytes = format::encode_directory(&list);
-            let at = self
-                .alloc
-                .alloc_run_below((bytes.len() as u64).div_ceil(PAGE), target);
-            let ptr = blob_ptr(at, &bytes)?;
-            blobs.push((at, bytes));
-            ptr
+            self.place_blobs(vec![((), bytes)], target, &mut blobs)?[0].1
         };
         self.write_blobs(&mut blobs)?;
         let mut file = self.storage.file(data);
@@ -657,6 +643,28 @@ impl<S: Storage> Volume<S> {
         Ok(hashes)
     }
 
+    /// Places one kind of catalog blob (`Allocator::alloc_cluster`: one run where it fits
+    /// below `target`), queues each one's bytes in `blobs` for `write_blobs`, and returns
+    /// each key with its blob's pointer.
+    fn place_blobs<K>(
+        &mut self,
+        items: Vec<(K, Vec<u8>)>,
+        target: u64,
+        blobs: &mut Vec<(u64, Vec<u8>)>,
+    ) -> Result<Vec<(K, BlobPtr)>> {
+        let sizes: Vec<u64> = items
+            .iter()
+            .map(|(_, b)| (b.len() as u64).div_ceil(PAGE))
+            .collect();
+        let places = self.alloc.alloc_cluster(&sizes, target);
+        let mut out = Vec::with_capacity(items.len());
+        for ((key, bytes), at) in items.into_iter().zip(places) {
+            out.push((key, blob_ptr(at, &bytes)?));
+            blobs.push((at, bytes));
+        }
+        Ok(out)
+    }
+
     /// Writes catalog blobs in block order, consecutive ones in one call.
     fn write_blobs(&mut self, blobs: &mut [(u64, Vec<u8>)]) -> Result<()> {
         let data = PhysicalFileId::Data;
@@ -718,11 +726,6 @@ impl<S: Storage> Volume<S> {
             self.physical_len[0] = start * PAGE;
         }
     }
-}
-
-/// Blocks a blob of these bytes takes.
-fn blocks_of(bytes: &[u8]) -> u64 {
-    (bytes.len() as u64).div_ceil(PAGE)
 }
 
 fn blob_ptr(at: u64, bytes: &[u8]) -> Result<BlobPtr> {
