@@ -220,9 +220,13 @@ impl Allocator {
         }
     }
 
-    /// Blocks that could be cut from the end of the file: the free range ending at `count`.
-    pub(crate) fn trimmable_tail(&self) -> Option<u64> {
-        self.free.tail_ending_at(self.count).map(|(s, _)| s)
+    /// Where the file may be cut: the start of the free range ending at `count`, if that range
+    /// is at least `min_blocks` long (a shorter tail is not worth a `truncate()`).
+    pub(crate) fn trim_point(&self, min_blocks: u64) -> Option<u64> {
+        self.free
+            .tail_ending_at(self.count)
+            .map(|(s, _)| s.max(SUPER_SLOTS))
+            .filter(|&s| self.count - s >= min_blocks)
     }
 
     /// Forgets the free blocks at and after `new_count` and shrinks the file's extent.
@@ -306,11 +310,12 @@ mod tests {
             "pending blocks are not reused"
         );
         a.checkpoint_done();
-        assert_eq!(a.trimmable_tail(), None, "block 6 is in use at the end");
+        assert_eq!(a.trim_point(1), None, "block 6 is in use at the end");
         assert_eq!(a.alloc_run_below(2, u64::MAX), 4);
         a.release_later(4, 3);
         a.checkpoint_done();
-        assert_eq!(a.trimmable_tail(), Some(4));
+        assert_eq!(a.trim_point(3), Some(4));
+        assert_eq!(a.trim_point(4), None, "a tail shorter than asked is kept");
         a.trim_to(4);
         assert_eq!((a.count, a.free.len()), (4, 0));
 

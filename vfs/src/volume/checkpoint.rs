@@ -491,19 +491,18 @@ impl<S: Storage> Volume<S> {
             }
             b = b.max(a + 1);
         }
-        // The extent the new superblock records, and where the next epoch's links begin:
-        // without the free tail that step 5 gives back.
-        let block_count = {
+        // The free space once the new superblock is in place (installed in step 5): what was
+        // pending is free, and so are those link blocks. The extent the superblock records,
+        // and where the next epoch's links begin, leaves out the free tail step 5 cuts.
+        let after = {
             let mut a = self.alloc.clone();
             a.checkpoint_done();
-            for &(start, n) in &freed {
+            for (start, n) in freed {
                 a.release_now(start, n);
             }
-            match a.trimmable_tail() {
-                Some(start) if a.count - start >= TRIM_MIN_BLOCKS => start.max(SUPER_SLOTS),
-                _ => a.count,
-            }
+            a
         };
+        let block_count = after.trim_point(TRIM_MIN_BLOCKS).unwrap_or(after.count);
 
         // --- 4. superblock --------------------------------------------------------------
         let generation = self.sb.generation + 1;
@@ -559,10 +558,7 @@ impl<S: Storage> Volume<S> {
         self.catalog.entry_chunks = entry_chunks;
         self.catalog.dir = dir;
         self.catalog.dirty.clear();
-        self.alloc.checkpoint_done();
-        for (start, n) in freed {
-            self.alloc.release_now(start, n);
-        }
+        self.alloc = after;
         self.sb = sb;
         let salt = self.sb.log_salt();
         // Frames buffered meanwhile cannot exist: the log was written out in step 1 and open
@@ -714,12 +710,9 @@ impl<S: Storage> Volume<S> {
 
     /// Gives a free tail of the data file back (one truncate call; only when it is worth it).
     fn trim_data_tail(&mut self) {
-        let Some(start) = self.alloc.trimmable_tail() else {
+        let Some(start) = self.alloc.trim_point(TRIM_MIN_BLOCKS) else {
             return;
         };
-        if self.alloc.count - start < TRIM_MIN_BLOCKS {
-            return;
-        }
         let data = PhysicalFileId::Data;
         if self.storage.file(data).set_len(start * PAGE).is_ok() {
             self.alloc.trim_to(start);
