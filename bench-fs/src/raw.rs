@@ -15,6 +15,8 @@
 //! | `overwrite+flush: flush` | M | the `flush()` of each pair alone |
 //! | `commit-sized overwrite+flush` | M | the same with writes of [`LOG_COMMIT_BYTES`] (12,576 B: one test-1 autocommit in our log) at consecutive offsets, not 4 KiB aligned, in a file pre-sized to M × 12,576 |
 //! | `commit-sized overwrite+flush: flush` | M | the `flush()` of each pair alone |
+//! | `engine commit (Strict)` | M | our volume's `commit()` in Memory mode at `Strict` on OPFS (its own two files, in a subdirectory), of what an autocommit INSERT changes: a 100-byte row in an 8 KiB leaf and 8 bytes of page 0 (SQLite's change counter). Each makes one write and one flush (checked) |
+//! | `engine commit: raw pair` | M | a write of the bytes one such commit writes (at consecutive offsets of a pre-sized file) and a `flush()`, in blocks of 25 alternating with the commits' blocks: what the commit costs the browser, measured beside it |
 //! | `bulk append+flush` | [`BULK_PAIRS`] | a [`BULK_BYTES`] (1 MiB) write at the file's end followed by `flush()`: what a big commit costs as a tail link, which grows the data file |
 //! | `bulk grown+flush` | [`BULK_PAIRS`] | the same into a file grown ahead by `truncate()` (not written): whether growing the tail ahead in steps would save the growth |
 //! | `bulk overwrite+flush` | [`BULK_PAIRS`] | the same into a file written and flushed ahead: what a big commit costs in the log, which overwrites its spare bytes |
@@ -32,12 +34,16 @@
 //! environment): a call faster than the step reads as 0 or one step, and per-call means are
 //! only meaningful over many calls. Every write's returned count is checked.
 
+use bench_results::raw::{ENGINE_COMMIT_SERIES, ENGINE_PAIR_SERIES};
+use opfs_vfs::storage::{OpfsStorage, PhysicalFileId};
+use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
+use web_sys::FileSystemDirectoryHandle;
+
 use crate::config::RawConfig;
 use crate::js::{self, Clock, SyncHandle};
 use crate::result::{CallSeries, RawRun, RawSuite};
 use crate::runner::Tally;
 use crate::{FsError, Progress, SuiteKind};
-use web_sys::FileSystemDirectoryHandle;
 
 /// Seed of the bytes written (their values do not matter; they are not zeros).
 const DATA_SEED: u64 = 0x0BF5_0000_0000_0001;
@@ -56,10 +62,127 @@ pub const BULK_BYTES: u32 = 1 << 20;
 pub const BULK_PAIRS: u32 = 8;
 
 /// Units of work per run, for progress: small-append, small-overwrite, one per chunk size,
-/// append+flush, overwrite+flush, commit-sized overwrite+flush, the three bulk series,
-/// new-file.
+/// append+flush, overwrite+flush, commit-sized overwrite+flush, the engine commit, the three
+/// bulk series, new-file.
 pub fn workload_count(cfg: &RawConfig) -> u32 {
-    9 + u32::try_from(cfg.chunk_bytes.len()).unwrap_or(0)
+    10 + u32::try_from(cfg.chunk_bytes.len()).unwrap_or(0)
+}
+
+/// Bytes of the engine series' file: its row moves through bytes 4,096..12,288 (an 8 KiB leaf).
+const ENGINE_FILE_BYTES: usize = 64 << 10;
+
+/// Commits (and pairs) per block of the engine series: the two alternate in blocks, so that
+/// drift in the browser's costs during the series falls on both alike.
+const ENGINE_BLOCK: u32 = 25;
+
+/// The engine series' figures: the commits, the raw pairs interleaved with them, and the log
+/// bytes one commit wrote (the pairs' size).
+struct EngineRun {
+    commits: Vec<f64>,
+    pairs: Vec<f64>,
+    bytes_per_commit: u32,
+}
+
+/// `m` Strict commits of our volume on OPFS in the directory `path` (created, and left for the
+/// run's wipe), each of a 100-byte row written into an 8 KiB "leaf" at the next position and 8
+/// bytes at offset 24 — the pages and sizes an autocommit INSERT changes — and `m` raw pairs of
+/// the same size: a write of the bytes one commit wrote, at consecutive offsets of the file
+/// `pair_name` in `d` (pre-sized and flushed), and a `flush()`. Commits and pairs alternate in
+/// blocks of [`ENGINE_BLOCK`]; each `commit()` and each pair is timed (µs). Untimed before: the
+/// file is written, committed and checkpointed, then eight commits: the first log the pages'
+/// images, so the timed ones are logged as patches, as a run of autocommits is; the last four
+/// give the pairs' size. Fails if a timed commit made other than one log write and one flush.
+async fn engine_commits(
+    path: &str,
+    d: &FileSystemDirectoryHandle,
+    pair_name: &str,
+    clock: &Clock,
+    m: u32,
+) -> Result<EngineRun, FsError> {
+    let opts = VolumeOptions {
+        buffer_mode: BufferMode::Memory,
+        durability: Durability::Strict,
+        ..VolumeOptions::default()
+    };
+    let mut v = Volume::mount(OpfsStorage::open(path).await?, opts)?;
+    let id = v.create("db")?;
+    v.write(id, 0, &pattern(ENGINE_FILE_BYTES))?;
+    v.commit()?;
+    v.checkpoint()?;
+    let row = [0xA5u8; 100];
+    let mut k = 0u64;
+    let mut commit = |v: &mut Volume<OpfsStorage>| -> Result<f64, FsError> {
+        v.write(id, 4096 + (k * 100) % (8192 - 100), &row)?;
+        v.write(id, 24, &k.to_le_bytes())?;
+        k += 1;
+        let t0 = clock.now();
+        let r = v.commit();
+        let t1 = clock.now();
+        r?;
+        Ok((t1 - t0) * 1e3)
+    };
+    for _ in 0..4 {
+        commit(&mut v)?;
+    }
+    // The pairs' size: what four more untimed commits wrote, on average.
+    let size = {
+        let before = v.counters();
+        for _ in 0..4 {
+            commit(&mut v)?;
+        }
+        let b = v
+            .counters()
+            .since(&before)
+            .file(PhysicalFileId::Log)
+            .written_bytes
+            / 4;
+        usize::try_from(b).unwrap_or(4096).max(1)
+    };
+    let bytes = pattern(size);
+    let h = fresh(d, pair_name).await?;
+    h.write_at(&vec![0x5Au8; size * m as usize + 4096], 0)?;
+    h.flush()?;
+    let before = v.counters();
+    let (mut commits, mut pairs) = (
+        Vec::with_capacity(m as usize),
+        Vec::with_capacity(m as usize),
+    );
+    let (mut at, mut done) = (0u64, 0u32);
+    while done < m {
+        let n = ENGINE_BLOCK.min(m - done);
+        done += n;
+        for _ in 0..n {
+            commits.push(commit(&mut v)?);
+        }
+        for _ in 0..n {
+            let opts = js::at(at)?;
+            let t0 = clock.now();
+            let w = h.write_with(&bytes, &opts);
+            let f = h.flush();
+            let t1 = clock.now();
+            w?;
+            f?;
+            pairs.push((t1 - t0) * 1e3);
+            at += size as u64;
+        }
+    }
+    discard(d, pair_name, h).await?;
+    let calls = v.counters().since(&before);
+    let log = calls.file(PhysicalFileId::Log);
+    let all = calls.total();
+    if all.writes != u64::from(m) || all.flushes != u64::from(m) || log.writes != all.writes {
+        return Err(FsError::Unsupported(format!(
+            "{ENGINE_COMMIT_SERIES}: {m} commits made {} writes and {} flushes ({} writes to \
+             the log), not one log write and one flush each",
+            all.writes, all.flushes, log.writes
+        )));
+    }
+    drop(v.close()?);
+    Ok(EngineRun {
+        commits,
+        pairs,
+        bytes_per_commit: u32::try_from(size).unwrap_or(u32::MAX),
+    })
 }
 
 /// `65536` → `"64 KiB"`, `1048576` → `"1 MiB"`.
@@ -122,7 +245,7 @@ pub async fn run_raw_suite(
         let mut report = |item: &str, ms: f64| {
             tally.report(progress, SuiteKind::Raw, item, index, warmup, runs, ms);
         };
-        let out = run_once(cfg, &d, &clock, &data, &mut report).await;
+        let out = run_once(cfg, dir, &d, &clock, &data, &mut report).await;
         drop(d);
         let cleaned = js::remove_dir(dir).await;
         let run = out?;
@@ -241,6 +364,7 @@ fn appends(
 
 async fn run_once(
     cfg: &RawConfig,
+    dir: &str,
     d: &FileSystemDirectoryHandle,
     clock: &Clock,
     data: &[u8],
@@ -335,6 +459,25 @@ async fn run_once(
         out.push(series(&format!("{name}: flush"), 0, 0, flushes)?);
         report(name, clock.now() - start);
     }
+
+    // The engine's Strict commit of an autocommit-sized change, right after the raw pairs it
+    // is priced against (`RawDerived::engine_commit_over_pair`).
+    let start = clock.now();
+    let e = engine_commits(&format!("{dir}/engine"), d, "engine-pair.bin", clock, m).await?;
+    let total = u64::from(e.bytes_per_commit) * u64::from(m);
+    out.push(series(
+        ENGINE_COMMIT_SERIES,
+        e.bytes_per_commit,
+        total,
+        e.commits,
+    )?);
+    out.push(series(
+        ENGINE_PAIR_SERIES,
+        e.bytes_per_commit,
+        total,
+        e.pairs,
+    )?);
+    report(ENGINE_COMMIT_SERIES, clock.now() - start);
 
     // Bulk pairs: the same 1 MiB write+flush at the end of a growing file (a tail link), into
     // a file grown ahead by truncate() but never written, and into a file written and flushed

@@ -146,6 +146,8 @@ async fn smoke_every_backend_and_raw_workloads() {
             "overwrite+flush: flush",
             "commit-sized overwrite+flush",
             "commit-sized overwrite+flush: flush",
+            "engine commit (Strict)",
+            "engine commit: raw pair",
             "bulk append+flush",
             "bulk append+flush: flush",
             "bulk grown+flush",
@@ -177,6 +179,8 @@ async fn smoke_every_backend_and_raw_workloads() {
         assert_eq!(calls(bulk), bench_fs::raw::BULK_PAIRS, "{bulk}");
     }
     assert_eq!(calls("commit-sized overwrite+flush"), calls("append+flush"));
+    assert_eq!(calls("engine commit (Strict)"), calls("append+flush"));
+    assert_eq!(calls("engine commit: raw pair"), calls("append+flush"));
     // Whole workloads take measurable time even at a coarse timer step.
     let new_file = run
         .series
@@ -188,8 +192,8 @@ async fn smoke_every_backend_and_raw_workloads() {
     // Progress: every unit reported once, in order.
     assert_eq!(
         events.len(),
-        5 + 11,
-        "5 lifecycle backends + 11 raw workloads"
+        5 + 12,
+        "5 lifecycle backends + 12 raw workloads"
     );
     assert_eq!(events.last().unwrap().done, events.last().unwrap().total);
     assert_eq!(events[0].suite, SuiteKind::Lifecycle);
@@ -200,8 +204,14 @@ async fn smoke_every_backend_and_raw_workloads() {
     let mut raw = result.raw.clone().unwrap();
     raw.summarize();
     lifecycle.summarize(Some(&raw), &bench_results::Bootstrap::default());
-    assert_eq!(raw.summary.as_ref().unwrap().len(), 23);
+    assert_eq!(raw.summary.as_ref().unwrap().len(), 25);
     assert!(raw.derived.as_ref().unwrap().new_file_cycle_us.is_some());
+    assert!(raw
+        .derived
+        .as_ref()
+        .unwrap()
+        .engine_commit_over_pair
+        .is_some());
     assert_eq!(lifecycle.floors.len(), 4, "create, write, delete, flush");
     for b in &lifecycle.backends {
         assert!(b.summary.is_some());

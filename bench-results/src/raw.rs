@@ -141,6 +141,15 @@ pub struct SeriesSummary {
     pub first_us: Option<Stat>,
 }
 
+/// Name of the raw series that times our volume's Strict commit of an autocommit-sized change
+/// on OPFS (bench-fs), priced against `overwrite+flush`.
+pub const ENGINE_COMMIT_SERIES: &str = "engine commit (Strict)";
+
+/// Name of the raw series of write+flush pairs of one engine commit's bytes, timed in blocks
+/// alternating with [`ENGINE_COMMIT_SERIES`]'s commits: their physical floor, measured beside
+/// them.
+pub const ENGINE_PAIR_SERIES: &str = "engine commit: raw pair";
+
 /// What the raw figures imply, each from the medians over runs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RawDerived {
@@ -157,6 +166,11 @@ pub struct RawDerived {
     pub flush_in_small_writes: Option<f64>,
     /// Mean µs per new-file cycle (create+open, write, close, delete).
     pub new_file_cycle_us: Option<f64>,
+    /// Our volume's Strict commit of an autocommit-sized change ÷ a raw write+flush pair of
+    /// its bytes timed beside it (mean per call; [`ENGINE_COMMIT_SERIES`] ÷
+    /// [`ENGINE_PAIR_SERIES`]): what the engine adds to the one write and one flush a durable
+    /// commit needs. `None` in documents from before the series.
+    pub engine_commit_over_pair: Option<f64>,
 }
 
 /// The gain of one chunk size.
@@ -236,6 +250,9 @@ impl RawSuite {
                 .zip(floor)
                 .and_then(|(fl, f)| (f > 0.0).then(|| fl / f)),
             new_file_cycle_us: median("new-file: full cycle", |s| s.mean_us),
+            engine_commit_over_pair: median(ENGINE_COMMIT_SERIES, |s| s.mean_us)
+                .zip(median(ENGINE_PAIR_SERIES, |s| s.mean_us))
+                .and_then(|(e, p)| (p > 0.0).then(|| e / p)),
         };
         self.summary = Some(series);
         self.derived = Some(derived);
@@ -291,6 +308,8 @@ mod tests {
                     .unwrap(),
                 CallSeries::new("append+flush: flush", 0, 0, vec![scale * 300.0; 2]).unwrap(),
                 CallSeries::new("new-file: full cycle", 0, 0, vec![scale * 5000.0; 2]).unwrap(),
+                CallSeries::new(ENGINE_PAIR_SERIES, 900, 1800, vec![scale * 200.0; 2]).unwrap(),
+                CallSeries::new(ENGINE_COMMIT_SERIES, 900, 1800, vec![scale * 230.0; 2]).unwrap(),
             ],
         };
         let mut raw = RawSuite {
@@ -315,7 +334,8 @@ mod tests {
         assert_eq!(d.flush_us, Some(600.0));
         assert_eq!(d.flush_in_small_writes, Some(30.0));
         assert_eq!(d.new_file_cycle_us, Some(10_000.0));
+        assert_eq!(d.engine_commit_over_pair, Some(460.0 / 400.0));
         assert_eq!(raw.mean_us("small-append"), Some(24.0));
-        assert_eq!(raw.summary.as_ref().unwrap().len(), 6);
+        assert_eq!(raw.summary.as_ref().unwrap().len(), 8);
     }
 }

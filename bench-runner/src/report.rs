@@ -1178,13 +1178,18 @@ fn raw_section(out: &mut String, raw: &RawSuite) {
         let _ = writeln!(
             out,
             "Derived: per-call floor (small-overwrite) {} µs · growth cost (append − overwrite) {} \
-             µs · flush {} µs (= {} small writes) · new-file cycle {} µs{}\n",
+             µs · flush {} µs (= {} small writes) · new-file cycle {} µs{}{}\n",
             us(d.call_floor_us),
             us(d.growth_us),
             us(d.flush_us),
             d.flush_in_small_writes
                 .map_or("–".to_owned(), |v| fmt_fixed(v, 0)),
             us(d.new_file_cycle_us),
+            // Documents from before the engine series have no such ratio: not shown.
+            d.engine_commit_over_pair.map_or(String::new(), |r| format!(
+                " · our Strict commit ÷ a raw pair of its bytes beside it {}",
+                ratio_value(r)
+            )),
             d.chunking
                 .iter()
                 .map(|c| format!(
