@@ -460,8 +460,9 @@ async fn run_once(
         report(name, clock.now() - start);
     }
 
-    // The engine's Strict commit of an autocommit-sized change, right after the raw pairs it
-    // is priced against (`RawDerived::engine_commit_over_pair`).
+    // The engine's Strict commit of an autocommit-sized change, and raw pairs of its bytes in
+    // blocks alternating with its commits: its floor, measured beside it
+    // (`RawDerived::engine_commit_over_pair`).
     let start = clock.now();
     let e = engine_commits(&format!("{dir}/engine"), d, "engine-pair.bin", clock, m).await?;
     let total = u64::from(e.bytes_per_commit) * u64::from(m);
