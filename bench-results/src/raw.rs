@@ -142,7 +142,7 @@ pub struct SeriesSummary {
 }
 
 /// Name of the raw series that times our volume's Strict commit of an autocommit-sized change
-/// on OPFS (bench-fs), priced against `overwrite+flush`.
+/// on OPFS (bench-fs), priced against [`ENGINE_PAIR_SERIES`].
 pub const ENGINE_COMMIT_SERIES: &str = "engine commit (Strict)";
 
 /// Name of the raw series of write+flush pairs of one engine commit's bytes, timed in blocks
