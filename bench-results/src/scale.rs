@@ -6,7 +6,7 @@
 //!
 //! Protocol (the producer's, `bench-sql`'s `scale` module, recorded here): warm-up rounds,
 //! then measured rounds; each round runs every selected backend once, from a wiped state, in
-//! an order drawn from a seeded shuffle ([`ScaleRound::order`]). One turn, in order:
+//! an order drawn from a seeded shuffle ([`ScaleSection::rounds`]). One turn, in order:
 //!
 //! 1. open, then **build**: `CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)` and the rows in
 //!    transactions ([`ScaleRun::build_ms`]);
