@@ -650,7 +650,7 @@ impl<S: Storage> Volume<S> {
     ) -> Result<Vec<(K, BlobPtr)>> {
         let sizes: Vec<u64> = items
             .iter()
-            .map(|(_, b)| (b.len() as u64).div_ceil(PAGE))
+            .map(|(_, b)| pages_for(b.len() as u64))
             .collect();
         let places = self.alloc.alloc_cluster(&sizes, target);
         let mut out = Vec::with_capacity(items.len());
