@@ -147,24 +147,14 @@ async fn engine_commits(
         Vec::with_capacity(m as usize),
         Vec::with_capacity(m as usize),
     );
-    let (mut at, mut done) = (0u64, 0u32);
+    let mut done = 0u32;
     while done < m {
         let n = ENGINE_BLOCK.min(m - done);
-        done += n;
         for _ in 0..n {
             commits.push(commit(&mut v)?);
         }
-        for _ in 0..n {
-            let opts = js::at(at)?;
-            let t0 = clock.now();
-            let w = h.write_with(&bytes, &opts);
-            let f = h.flush();
-            let t1 = clock.now();
-            w?;
-            f?;
-            pairs.push((t1 - t0) * 1e3);
-            at += size as u64;
-        }
+        pairs.extend(write_flush_pairs(&h, clock, &bytes, u64::from(done), n)?.0);
+        done += n;
     }
     discard(d, pair_name, h).await?;
     let calls = v.counters().since(&before);
@@ -292,17 +282,18 @@ fn series(
         .ok_or_else(|| FsError::Unsupported(format!("{name}: no calls")))
 }
 
-/// `m` pairs of a `buf.len()`-byte write at the next offset (0, len, 2·len, ...) and a
-/// `flush()`, timing each pair and each flush alone (µs).
+/// `m` pairs of a `buf.len()`-byte write at the next offset (`first`·len, (`first`+1)·len,
+/// ...) and a `flush()`, timing each pair and each flush alone (µs).
 fn write_flush_pairs(
     h: &SyncHandle,
     clock: &Clock,
     buf: &[u8],
+    first: u64,
     m: u32,
 ) -> Result<(Vec<f64>, Vec<f64>), FsError> {
     let mut pairs = Vec::with_capacity(m as usize);
     let mut flushes = Vec::with_capacity(m as usize);
-    for i in 0..u64::from(m) {
+    for i in first..first + u64::from(m) {
         let opts = js::at(i * buf.len() as u64)?;
         let t0 = clock.now();
         let w = h.write_with(buf, &opts);
@@ -333,7 +324,7 @@ async fn overwrite_flush_pairs(
     h.write_at(&sized, 0)?;
     h.flush()?;
     drop(sized);
-    let (pairs, flushes) = write_flush_pairs(&h, clock, buf, m)?;
+    let (pairs, flushes) = write_flush_pairs(&h, clock, buf, 0, m)?;
     discard(d, name, h).await?;
     Ok((pairs, flushes, total))
 }
@@ -436,7 +427,7 @@ async fn run_once(
     // append+flush
     let start = clock.now();
     let h = fresh(d, "append-flush.bin").await?;
-    let (pairs, flushes) = write_flush_pairs(&h, clock, buf, m)?;
+    let (pairs, flushes) = write_flush_pairs(&h, clock, buf, 0, m)?;
     discard(d, "append-flush.bin", h).await?;
     let flush_total = u64::from(m) * u64::from(cfg.small_bytes);
     out.push(series("append+flush", cfg.small_bytes, flush_total, pairs)?);
@@ -503,7 +494,7 @@ async fn run_once(
             }
         }
         h.flush()?;
-        let (pairs, flushes) = write_flush_pairs(&h, clock, bulk, BULK_PAIRS)?;
+        let (pairs, flushes) = write_flush_pairs(&h, clock, bulk, 0, BULK_PAIRS)?;
         discard(d, file, h).await?;
         out.push(series(name, BULK_BYTES, bulk_total, pairs)?);
         out.push(series(&format!("{name}: flush"), 0, 0, flushes)?);
