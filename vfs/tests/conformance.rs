@@ -1509,6 +1509,75 @@ fn a_big_transaction_is_flushed_once<B: Backend>(cx: &mut Ctx<B>) {
     v.close().unwrap();
 }
 
+/// A bulk transaction writes its pages once in both buffer modes: Disk mode holds it until it
+/// is big enough to link (twice `link_min_bytes`), so its first spill already links, and none
+/// of its new pages goes to the log and then home. Spilling at the write buffer (a quarter of
+/// `link_min_bytes` here; an eighth by default) sent its first `link_min_bytes` to the log,
+/// and building 1 GiB in Disk mode wrote 1.74 × its bytes.
+fn a_bulk_transaction_writes_its_pages_once<B: Backend>(cx: &mut Ctx<B>) {
+    let (data, log) = (PhysicalFileId::Data, PhysicalFileId::Log);
+    cx.opts.write_buffer_bytes = 32 << 10;
+    cx.opts.link_min_bytes = Some(128 << 10);
+    let mut v = cx.mount();
+    let f = v.create("db").unwrap();
+    let mut content = pattern(8 * PAGE_SIZE, 1);
+    v.write(f, 0, &content).unwrap();
+    v.commit().unwrap();
+    v.checkpoint().unwrap();
+
+    // 256 new pages, one write each as SQLite makes them, and with every 16th a rewrite of
+    // one of the 8 pages that have homes (as SQLite rewrites its header and interior pages).
+    // So when the transaction passes `link_min_bytes`, a few of its pages are not new.
+    const NEW: usize = 256;
+    let before = v.counters();
+    for k in 0..NEW {
+        let page = pattern(PAGE_SIZE, 100 + k as u64);
+        v.write(f, content.len() as u64, &page).unwrap();
+        content.extend_from_slice(&page);
+        if k % 16 == 0 {
+            let at = (k / 16 % 8) * PAGE_SIZE + 16;
+            let mark = [u8::try_from(k / 16).unwrap(); 8];
+            v.write(f, at as u64, &mark).unwrap();
+            model_write(&mut content, at, &mark);
+        }
+    }
+    v.commit().unwrap();
+    v.sync().unwrap();
+    let mut m = Model::new();
+    m.insert("db".into(), content);
+    let c = v.counters().since(&before);
+    assert!(v.stats().linked_pages >= NEW as u64, "{:?}", v.stats());
+    // The log gets at most the rewritten pages' images; the data file the new pages once.
+    let new_bytes = (NEW * PAGE_SIZE) as u64;
+    assert!(
+        c.file(log).written_bytes < 16 * PAGE_SIZE as u64,
+        "the log got {} bytes of a {new_bytes}-byte bulk transaction: {c:?}",
+        c.file(log).written_bytes
+    );
+    assert!(
+        c.file(data).written_bytes < new_bytes + new_bytes / 8,
+        "{c:?}"
+    );
+    // One flush of the data file; the log's, if any, carries nothing of the transaction (the
+    // first link after a checkpoint's cut of the log flushes the log, so that its durable bytes
+    // stop where the link begins).
+    assert_eq!(c.file(data).flushes, 1, "{c:?}");
+    assert!(c.file(log).flushes <= 1, "{c:?}");
+    cx.assert_durable(&v, &m);
+
+    // The checkpoint makes the links' blocks the pages' homes: it writes the catalog and the
+    // first page, not the new pages again.
+    let before = v.counters();
+    v.checkpoint().unwrap();
+    let c = v.counters().since(&before);
+    assert!(c.file(data).written_bytes < 64 << 10, "{c:?}");
+    assert_state(&mut v, &m);
+    let mut v = cx.crash_remount(v);
+    assert_state(&mut v, &m);
+    assert!(v.check_integrity().unwrap().is_ok());
+    v.close().unwrap();
+}
+
 /// A file whose pages are in tail links, cut to one page (as SQLite's VACUUM after a DROP
 /// cuts its database), gives its space back at the next checkpoint: the link blocks past the
 /// cut are freed, and the compaction moves what is left down and cuts the data file.
@@ -1801,6 +1870,10 @@ macro_rules! suite {
             #[test]
             fn a_big_transaction_is_flushed_once() {
                 for_all_configs::<$backend>(super::a_big_transaction_is_flushed_once);
+            }
+            #[test]
+            fn a_bulk_transaction_writes_its_pages_once() {
+                for_all_configs::<$backend>(super::a_bulk_transaction_writes_its_pages_once);
             }
             #[test]
             fn a_linked_file_cut_gives_its_space_back() {

@@ -21,6 +21,9 @@ fn opts(mode: BufferMode, durability: Durability) -> VolumeOptions {
         checkpoint_bytes: 48 << 10,
         write_buffer_bytes: 8 << 10,
         max_flush_delay: std::time::Duration::from_secs(3600),
+        // No links: Disk mode then spills at the write buffer (with links it holds up to
+        // twice `link_min_bytes` first), so small transactions spill too.
+        link_min_bytes: None,
         ..VolumeOptions::default()
     }
 }

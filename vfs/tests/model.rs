@@ -105,6 +105,9 @@ fn options(mode: BufferMode, durability: Durability) -> VolumeOptions {
         write_buffer_bytes: 8 << 10,
         max_flush_delay: std::time::Duration::from_secs(3600),
         checkpoint_on_close: true,
+        // No links: Disk mode then spills at the write buffer (with links it holds up to
+        // twice `link_min_bytes` first), so small transactions spill too.
+        link_min_bytes: None,
         ..VolumeOptions::default()
     }
 }

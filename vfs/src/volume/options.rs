@@ -68,7 +68,9 @@ pub struct VolumeOptions {
     /// stays unwritten and unflushed. Kept by later commits and by [`crate::Volume::poll`].
     pub max_flush_delay: Duration,
     /// Disk mode: staged page images of open transactions are appended to the log when they
-    /// exceed this. `Balanced`: grouped commits are written when they exceed this.
+    /// exceed this, or twice [`VolumeOptions::link_min_bytes`] if larger (up to 16 × this), so
+    /// that a transaction big enough to link links from its first spill. Memory mode: when they
+    /// exceed 16 × this. `Balanced`: grouped commits are written when they exceed this.
     pub write_buffer_bytes: usize,
     /// Past this many bytes of log (or a sixteenth of the volume's logical bytes, if larger,
     /// so large volumes checkpoint proportionally less often) a checkpoint is due. With a
@@ -120,10 +122,10 @@ pub struct VolumeOptions {
     /// costs about twice the log's overwrite per byte written and flushed (1 MiB + `flush()`:
     /// 1,247 against 601 µs in Chromium, 1,314 against 761 µs in Firefox), while the log's
     /// home writes wait for an idle checkpoint: at 1 MiB, the SQL suite's Disk Strict total
-    /// took 2.5 % longer in Chromium (`vfs/DESIGN.md`, "Tail links"). A Disk-mode bulk load
-    /// whose transactions pass the write buffer sets this to about `write_buffer_bytes`: its
-    /// spills then link too, and every page is written once (natively 1.026 × the logical
-    /// bytes at 256 KiB, against 1.75 × at the default).
+    /// took 2.5 % longer in Chromium (`vfs/DESIGN.md`, "Tail links"). Disk mode holds an open
+    /// transaction up to twice this (at most 16 write buffers) before it spills, so a bulk
+    /// transaction's first spill links and every page is written once: natively 1.02 × the
+    /// logical bytes in both modes (Disk mode 1.75 × when it spilled at the write buffer).
     pub link_min_bytes: Option<usize>,
 }
 

@@ -112,7 +112,8 @@ pub struct InstallOptions {
     /// `Relaxed`: longest time a commit stays unflushed; `Balanced`: unwritten and unflushed
     /// (default 100 ms). A timer in the worker keeps it when no further commit comes.
     pub max_flush_delay: Duration,
-    /// Disk mode: an open transaction's staged pages go to the log beyond this; `Balanced`:
+    /// Disk mode: an open transaction's staged pages go to the log beyond this, or beyond twice
+    /// `link_min_bytes` if larger (up to 16 × this; Memory mode: 16 × this); `Balanced`:
     /// grouped commits are written beyond this (default 1 MiB).
     pub write_buffer_bytes: usize,
     /// A checkpoint is due when the log passes this (or a sixteenth of the data, if larger;
