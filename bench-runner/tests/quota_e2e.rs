@@ -24,7 +24,18 @@
 //!    full) and [`NOTES_AFTER_DELETE`] new notes must then be written, no reinstall; after a
 //!    final reload they are all there and the check is still `ok`.
 //!
-//! Printed per browser: the quota, `estimate()`'s usage at the failure, notes written.
+//! Before the app loads, the same session measures the floor: how far one OPFS file grows under
+//! that quota in that browser (4 KiB writes through a sync access handle in a worker, on a
+//! blank page of the origin, until a write fails or comes up short; the file is then removed).
+//! The database's logical bytes at its first `StorageFull` must reach at least
+//! [`FLOOR_SHARE`] of that floor (issue 10's goal).
+//!
+//! Printed per browser and configuration: the quota, the floor, `estimate()`'s usage at the
+//! failure, the database's logical bytes ÷ the floor, notes written.
+//!
+//! `QUOTA_CONFIGS`: the template's buffer modes and durability levels to run, each
+//! `memory|disk-strict|relaxed|balanced`, comma-separated, or `all` (the six); default
+//! `memory-strict`, the template's own setting (a fresh browser profile each).
 //!
 //! `#[ignore]`d (it builds the template and needs both browsers): `scripts/test.sh` runs it with
 //! `cargo test -p bench-runner --test quota_e2e -- --ignored --nocapture`.
@@ -53,6 +64,59 @@ const FIREFOX_FIXED_LIMIT_KIB: u64 = 8 << 10;
 const NOTE_BYTES: usize = 100_000;
 /// Notes written after the deletions.
 const NOTES_AFTER_DELETE: usize = 5;
+/// The share of the single-file floor the database must reach before `StorageFull`.
+const FLOOR_SHARE: f64 = 0.8;
+/// The probe's file in the origin's OPFS root (removed after the probe).
+const PROBE_FILE: &str = "quota-floor-probe";
+/// A blank page of the origin to run the probe from, before the app (and its volume) loads.
+const PROBE_PAGE: &str = "quota-floor-probe.html";
+
+/// The template's configuration under test: its `?buffer_mode=` and `?durability=`.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    buffer_mode: &'static str,
+    durability: &'static str,
+}
+
+impl std::fmt::Display for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}", self.buffer_mode, self.durability)
+    }
+}
+
+/// `QUOTA_CONFIGS` (see the module docs).
+fn configs() -> Vec<Config> {
+    const MODES: [&str; 2] = ["memory", "disk"];
+    const LEVELS: [&str; 3] = ["strict", "relaxed", "balanced"];
+    let all = || {
+        MODES
+            .iter()
+            .flat_map(|&m| {
+                LEVELS.iter().map(move |&d| Config {
+                    buffer_mode: m,
+                    durability: d,
+                })
+            })
+            .collect::<Vec<_>>()
+    };
+    let Ok(list) = std::env::var("QUOTA_CONFIGS") else {
+        return vec![Config {
+            buffer_mode: "memory",
+            durability: "strict",
+        }];
+    };
+    if list == "all" {
+        return all();
+    }
+    list.split(',')
+        .map(|name| {
+            *all()
+                .iter()
+                .find(|c| c.to_string() == name.trim())
+                .unwrap_or_else(|| panic!("QUOTA_CONFIGS: unknown configuration {name:?}"))
+        })
+        .collect()
+}
 
 /// Note `i`'s text: recognisable and exactly [`NOTE_BYTES`] long.
 fn note_text(i: usize) -> String {
@@ -68,6 +132,10 @@ fn note_text(i: usize) -> String {
 #[derive(Debug)]
 struct Report {
     quota: u64,
+    /// How far one OPFS file grew under the quota.
+    floor: u64,
+    /// The database's logical bytes (SQLite's pages) at the first `StorageFull`.
+    logical_at_failure: u64,
     usage_at_failure: u64,
     written: usize,
     error: Value,
@@ -85,29 +153,43 @@ fn storage_full_is_reported_and_recovered_from() {
     let timeout = common::page_timeout();
     let mut failures = Vec::new();
     common::runtime().block_on(async {
-        let served = common::serve(dist.clone(), axum::Router::new())
+        let probe_page = axum::Router::new().route(
+            &format!("/{PROBE_PAGE}"),
+            axum::routing::get(|| async {
+                axum::response::Html("<!doctype html><title>quota floor probe</title>")
+            }),
+        );
+        let served = common::serve(dist.clone(), probe_page)
             .await
             .expect("quota-e2e: static server");
         eprintln!("quota-e2e: serving {} at {}", dist.display(), served.url);
         for browser in common::browsers() {
-            let t = Instant::now();
-            match run_browser(browser, &tools, &served, &out, timeout).await {
-                Ok(r) => eprintln!(
-                    "quota-e2e: {browser}: quota {} bytes ({:.1} MiB); {} notes of {NOTE_BYTES} \
-                     bytes written before the failure ({}); estimate() usage at the failure {} \
-                     bytes ({:.0}% of the quota); after deleting half, {} more written; usage at \
-                     the end {} bytes; {:.1} s",
-                    r.quota,
-                    mib(r.quota),
-                    r.written,
-                    r.error,
-                    r.usage_at_failure,
-                    100.0 * ratio(r.usage_at_failure, r.quota),
-                    r.after_delete,
-                    r.usage_end,
-                    t.elapsed().as_secs_f64()
-                ),
-                Err(e) => failures.push(format!("{browser}: {e}")),
+            for config in configs() {
+                let t = Instant::now();
+                match run_browser(browser, config, &tools, &served, &out, timeout).await {
+                    Ok(r) => eprintln!(
+                        "quota-e2e: {browser} {config}: quota {} bytes ({:.1} MiB); one file \
+                         grew to {} bytes ({:.0}% of the quota); {} notes of {NOTE_BYTES} bytes \
+                         written before the failure ({}); logical bytes then {} = {:.0}% of the \
+                         file's floor; estimate() usage at the failure {} bytes ({:.0}% of the \
+                         quota); after deleting half, {} more written; usage at the end {} \
+                         bytes; {:.1} s",
+                        r.quota,
+                        mib(r.quota),
+                        r.floor,
+                        100.0 * ratio(r.floor, r.quota),
+                        r.written,
+                        r.error,
+                        r.logical_at_failure,
+                        100.0 * ratio(r.logical_at_failure, r.floor),
+                        r.usage_at_failure,
+                        100.0 * ratio(r.usage_at_failure, r.quota),
+                        r.after_delete,
+                        r.usage_end,
+                        t.elapsed().as_secs_f64()
+                    ),
+                    Err(e) => failures.push(format!("{browser} {config}: {e}")),
+                }
             }
         }
     });
@@ -131,6 +213,7 @@ fn ratio(a: u64, b: u64) -> f64 {
 
 async fn run_browser(
     browser: Browser,
+    config: Config,
     tools: &Tools,
     served: &common::Served,
     out: &Path,
@@ -147,16 +230,22 @@ async fn run_browser(
         Browser::Chromium => json!({}),
     };
     let caps = common::persistent_capabilities(browser, tools, profile.path(), prefs, &[]);
-    let session = common::start_session(browser, tools, &out.join(browser.name()), caps).await?;
-    let result = steps(&session, served, timeout).await;
+    let session = common::start_session(
+        browser,
+        tools,
+        &out.join(format!("{}-{config}", browser.name())),
+        caps,
+    )
+    .await?;
+    let result = steps(&session, config, served, timeout).await;
     if let Err(e) = &result {
-        let shot = out.join(format!("{}-failure.png", browser.name()));
+        let shot = out.join(format!("{}-{config}-failure.png", browser.name()));
         if save_screenshot(&session.client, &shot, common::WINDOW)
             .await
             .is_ok()
         {
             eprintln!(
-                "quota-e2e: {browser}: failed ({e}); screenshot {}",
+                "quota-e2e: {browser} {config}: failed ({e}); screenshot {}",
                 shot.display()
             );
         }
@@ -165,10 +254,15 @@ async fn run_browser(
     result
 }
 
-async fn steps(session: &Session, served: &common::Served, timeout: Duration) -> Res<Report> {
+async fn steps(
+    session: &Session,
+    config: Config,
+    served: &common::Served,
+    timeout: Duration,
+) -> Res<Report> {
     let browser = session.browser;
     let client = &session.client;
-    let step = |what: &str| eprintln!("quota-e2e: {browser}: {what}");
+    let step = |what: &str| eprintln!("quota-e2e: {browser} {config}: {what}");
 
     let expected_max = match browser {
         Browser::Chromium => {
@@ -192,10 +286,28 @@ async fn steps(session: &Session, served: &common::Served, timeout: Duration) ->
     // "Storage full"). The page passes the app's own budget instead (the template's
     // `?space_limit=`, InstallOptions::space_limit): half the quota, since Chromium counts
     // ~2 MiB of usage before the first note. Firefox: the real quota, seen through estimate().
-    let url = match browser {
-        Browser::Chromium => format!("{}?space_limit={}", served.url, CHROMIUM_QUOTA / 2),
-        Browser::Firefox => served.url.clone(),
-    };
+    let mut url = format!(
+        "{}?buffer_mode={}&durability={}",
+        served.url, config.buffer_mode, config.durability
+    );
+    if browser == Browser::Chromium {
+        url.push_str(&format!("&space_limit={}", CHROMIUM_QUOTA / 2));
+    }
+
+    // The floor, before the app's volume exists.
+    client
+        .goto(&format!("{}{PROBE_PAGE}", served.url))
+        .await
+        .map_err(|e| e.to_string())?;
+    let probe = floor_probe(client).await?;
+    let floor = probe["size"]
+        .as_u64()
+        .ok_or_else(|| format!("the floor probe gave {probe}"))?;
+    step(&format!("one OPFS file grew to {floor} bytes: {probe}"));
+    if probe["error"].is_null() || floor == 0 {
+        return Err(format!("the floor probe did not reach the quota: {probe}"));
+    }
+
     client.goto(&url).await.map_err(|e| e.to_string())?;
     common::wait_state(client, "ready", timeout).await?;
     let (usage, estimated_quota) = common::estimate(client).await?;
@@ -249,6 +361,10 @@ async fn steps(session: &Session, served: &common::Served, timeout: Duration) ->
         }
     };
     let (usage_at_failure, _) = common::estimate(client).await?;
+    let stats = common::request(client, "stats", Value::Null).await?;
+    let logical_at_failure = stats["logicalBytes"]
+        .as_u64()
+        .ok_or_else(|| format!("stats gave {stats}"))?;
     step(&format!(
         "{} notes written; then {error}; estimate() usage {usage_at_failure} bytes; volume {}",
         acked.len(),
@@ -283,6 +399,7 @@ async fn steps(session: &Session, served: &common::Served, timeout: Duration) ->
     step(&format!("status: {status:?}"));
 
     step("reload: every acknowledged note is there; integrity_check");
+    settle(config).await;
     client.refresh().await.map_err(|e| e.to_string())?;
     common::wait_state(client, "ready", timeout).await?;
     common::integrity_check(client).await?;
@@ -334,19 +451,82 @@ async fn steps(session: &Session, served: &common::Served, timeout: Duration) ->
             })?;
         kept.push((id.as_u64().ok_or_else(|| format!("add returned {id}"))?, i));
     }
+    settle(config).await;
     client.refresh().await.map_err(|e| e.to_string())?;
     common::wait_state(client, "ready", timeout).await?;
     common::integrity_check(client).await?;
     check_notes(client, &kept).await?;
     let (usage_end, _) = common::estimate(client).await?;
+    #[allow(clippy::cast_precision_loss)] // a share of a few MiB
+    if (logical_at_failure as f64) < FLOOR_SHARE * floor as f64 {
+        return Err(format!(
+            "the database held {logical_at_failure} logical bytes at its first StorageFull: \
+             {:.0}% of the {floor} bytes one OPFS file grew to under the same quota, under the \
+             goal of {:.0}%",
+            100.0 * ratio(logical_at_failure, floor),
+            100.0 * FLOOR_SHARE
+        ));
+    }
     Ok(Report {
         quota,
+        floor,
+        logical_at_failure,
         usage_at_failure,
         written: acked.len(),
         error,
         after_delete: NOTES_AFTER_DELETE,
         usage_end,
     })
+}
+
+/// How far one OPFS file grows under the origin's quota: a worker (from a blob: sync access
+/// handles exist only in workers) writes 4 KiB at a time to [`PROBE_FILE`] until a write
+/// throws or comes up short, reads the file's size, closes and removes it. Gives
+/// `{ size, error, usage_after }` (`error`: why it stopped; `usage_after`: `estimate()`'s usage
+/// once the file is gone).
+async fn floor_probe(client: &Client) -> Res<Value> {
+    let js = r#"const [name, done] = arguments;
+        const src = `onmessage = async (m) => {
+          const root = await navigator.storage.getDirectory();
+          const h = await (await root.getFileHandle(m.data, { create: true })).createSyncAccessHandle();
+          const chunk = new Uint8Array(4096).fill(7);
+          let at = 0, error = null;
+          try {
+            for (;;) {
+              const n = h.write(chunk, { at });
+              at += n;
+              if (n < chunk.length) { error = "short write of " + n + " bytes"; break; }
+              if (at >= 1 << 30) break;
+            }
+          } catch (e) { error = (e && e.name) + ": " + (e && e.message); }
+          try { h.flush(); } catch (e) {}
+          const size = h.getSize();
+          h.close();
+          await root.removeEntry(m.data);
+          const usage_after = (await navigator.storage.estimate()).usage;
+          postMessage({ size, error, usage_after });
+        };`;
+        const w = new Worker(URL.createObjectURL(new Blob([src], { type: "text/javascript" })));
+        w.onmessage = (e) => { w.terminate(); done(JSON.stringify(e.data)); };
+        w.onerror = (e) => done(JSON.stringify({ size: null, error: "worker: " + e.message }));
+        w.postMessage(name);"#;
+    let v = client
+        .execute_async(js, vec![json!(PROBE_FILE)])
+        .await
+        .map_err(|e| format!("floor probe: {e}"))?;
+    let text = v.as_str().ok_or_else(|| format!("floor probe gave {v}"))?;
+    serde_json::from_str(text).map_err(|e| format!("floor probe: {e}: {text}"))
+}
+
+/// Before a reload (which ends the worker as a tab crash would): under `balanced` a commit is
+/// acknowledged before it is written, and written and flushed within the level's 100 ms
+/// (`max_flush_delay`); a reload sooner may lose the newest (its promise: vfs/README.md, "Durability levels"). Wait
+/// past it, so the check after the reload holds the level to its promise and no further.
+/// Strict and relaxed commits are written before they are acknowledged: no wait.
+async fn settle(config: Config) {
+    if config.durability == "balanced" {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
 }
 
 /// The volume's space as the page's `stats` hook reports it, for the log.

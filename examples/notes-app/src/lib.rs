@@ -83,6 +83,19 @@ fn parse_durability(name: Option<&str>) -> Result<Durability, JsValue> {
     }
 }
 
+/// The buffer mode a page asked for (`?buffer_mode=`, passed on by the worker): `memory` (the
+/// default: file contents held in memory, reads never touch OPFS) or `disk` (bounded memory).
+fn parse_buffer_mode(name: Option<&str>) -> Result<BufferMode, JsValue> {
+    match name {
+        None | Some("") | Some("memory") => Ok(BufferMode::Memory),
+        Some("disk") => Ok(BufferMode::Disk),
+        Some(other) => Err(js_error(
+            "BadArgument",
+            format!("unknown buffer mode {other:?}: memory or disk"),
+        )),
+    }
+}
+
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
     // Integers beyond 2^53 fail here instead of being rounded.
     serde_wasm_bindgen::to_value(value).map_err(|e| js_error("BadArgument", e))
@@ -178,13 +191,16 @@ impl NotesDb {
     /// `durability`: `"strict"` (also when absent), `"relaxed"` or `"balanced"`; see
     /// [`Durability`] for what a crash may lose under each. `space_limit`: an optional budget
     /// in bytes (decimal) for the database's files, on top of the origin's quota; past it new
-    /// notes fail with `StorageFull` while deletes still work.
+    /// notes fail with `StorageFull` while deletes still work. `buffer_mode`: `"memory"` (also
+    /// when absent) or `"disk"`.
     pub async fn open(
         directory: String,
         durability: Option<String>,
         space_limit: Option<String>,
+        buffer_mode: Option<String>,
     ) -> Result<NotesDb, JsValue> {
         let durability = parse_durability(durability.as_deref())?;
+        let buffer_mode = parse_buffer_mode(buffer_mode.as_deref())?;
         let space_limit = match space_limit.as_deref() {
             None | Some("") => None,
             Some(s) => Some(
@@ -195,9 +211,9 @@ impl NotesDb {
         let installed = install(InstallOptions {
             vfs_name: VFS_NAME.into(),
             directory,
-            // File contents in memory: reads never touch OPFS. Fine while the database fits in
-            // memory; use BufferMode::Disk for bounded memory.
-            buffer_mode: BufferMode::Memory,
+            // Memory (the default): file contents in memory, reads never touch OPFS. Fine while
+            // the database fits in memory; BufferMode::Disk for bounded memory.
+            buffer_mode,
             // Strict (the default): every commit is written and flushed before the INSERT
             // returns, so it survives a crash of the tab, of the browser and a power loss.
             durability,

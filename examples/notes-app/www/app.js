@@ -8,14 +8,15 @@
 //
 // `?durability=strict|relaxed|balanced` on the page's URL picks the engine's durability level
 // (default strict; see the README for what a crash may lose under each), and
-// `?space_limit=<bytes>` an optional budget for the database's files (InstallOptions::space_limit).
-// The worker gets both in its own URL.
+// `?space_limit=<bytes>` an optional budget for the database's files (InstallOptions::space_limit),
+// and `?buffer_mode=memory|disk` the engine's buffer mode (default memory). The worker gets them
+// in its own URL.
 const $ = (selector) => document.querySelector(selector);
 const app = (window.notesApp = { state: "loading", error: null, request });
 const pageParams = new URLSearchParams(location.search);
 const durability = pageParams.get("durability");
 const workerParams = new URLSearchParams();
-for (const key of ["durability", "space_limit"]) {
+for (const key of ["durability", "space_limit", "buffer_mode"]) {
   if (pageParams.has(key)) workerParams.set(key, pageParams.get(key));
 }
 const workerUrl = workerParams.size ? `./worker.js?${workerParams}` : "./worker.js";

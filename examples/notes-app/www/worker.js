@@ -19,12 +19,14 @@ const DIRECTORY = "notes-app";
 const DURABILITY = new URL(self.location.href).searchParams.get("durability") ?? undefined;
 // An optional budget in bytes for the volume's files (?space_limit=, passed on the same way).
 const SPACE_LIMIT = new URL(self.location.href).searchParams.get("space_limit") ?? undefined;
+// The buffer mode (?buffer_mode=memory|disk, passed on the same way; default memory).
+const BUFFER_MODE = new URL(self.location.href).searchParams.get("buffer_mode") ?? undefined;
 
 // Start loading at once and listen before the first await: a request that arrives while the
 // wasm loads waits for `ready` instead of being lost.
 const ready = (async () => {
   await init();
-  return NotesDb.open(DIRECTORY, DURABILITY, SPACE_LIMIT);
+  return NotesDb.open(DIRECTORY, DURABILITY, SPACE_LIMIT, BUFFER_MODE);
 })();
 ready.then(
   () => postMessage({ event: "ready" }),
