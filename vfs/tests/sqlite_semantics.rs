@@ -233,69 +233,98 @@ fn full_quota_is_reported_truthfully_and_recovers() {
 /// browsers): at a full quota, the commits that delete rows must still succeed (they free
 /// space instead of taking it), and afterwards new rows fit again, without remounting.
 /// Notes of 100 KB (as the e2e test), 8 MiB quota, the limit known at mount (as
-/// `web::install` passes the origin's quota from `navigator.storage.estimate()`).
+/// `web::install` passes the origin's quota from `navigator.storage.estimate()`), in both
+/// buffer modes and at every durability level.
+///
+/// Before the first `SQLITE_FULL` the database must hold at least 80 % of what one file could
+/// take under the same quota (issue 10's goal). Under this wrapper that is the whole 8 MiB:
+/// it counts bytes, with no allocation step (in the browsers the floor is measured by
+/// `quota_e2e.rs`).
+///
+/// After the deletes and new rows: a power loss keeps them all under Strict, a process crash
+/// under Relaxed (written before acknowledged); Balanced, which may lose its last 100 ms to
+/// either, must come back intact (its loss window is the crash suite's to test).
 ///
 /// Not covered, and not promised: a limit the volume learns only from the first failure. By
 /// then the log may hold the whole quota, and giving it back needs a checkpoint that needs
 /// as much space again (DESIGN.md, "Storage full").
 #[test]
 fn deletes_succeed_at_a_full_quota_and_make_room() {
+    const HEADROOM: u64 = 8 << 20;
     for mode in [BufferMode::Memory, BufferMode::Disk] {
-        let st = fresh();
-        let quota = st.total_len() + (8 << 20);
-        let o = VolumeOptions {
-            space_limit: Some(quota),
-            ..opts(mode, Durability::Strict)
-        };
-        let h = register(mount(st.clone(), o));
-        let c = open(&h, "app.db");
-        c.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB);")
-            .unwrap();
-        st.set_quota(Some(quota));
-        let what = format!("{mode:?}");
-        let mut ids = Vec::new();
-        loop {
-            match c.execute("INSERT INTO t(v) VALUES (randomblob(100000))", []) {
-                Ok(_) => ids.push(c.last_insert_rowid()),
-                Err(e) => {
-                    assert_eq!(
-                        e.sqlite_error_code(),
-                        Some(ErrorCode::DiskFull),
-                        "{what}: {e}"
-                    );
-                    break;
+        for durability in [
+            Durability::Strict,
+            Durability::Relaxed,
+            Durability::Balanced,
+        ] {
+            let st = fresh();
+            let quota = st.total_len() + HEADROOM;
+            let o = VolumeOptions {
+                space_limit: Some(quota),
+                ..opts(mode, durability)
+            };
+            let h = register(mount(st.clone(), o));
+            let c = open(&h, "app.db");
+            c.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB);")
+                .unwrap();
+            st.set_quota(Some(quota));
+            let what = format!("{mode:?} {durability:?}");
+            let mut ids = Vec::new();
+            loop {
+                match c.execute("INSERT INTO t(v) VALUES (randomblob(100000))", []) {
+                    Ok(_) => ids.push(c.last_insert_rowid()),
+                    Err(e) => {
+                        assert_eq!(
+                            e.sqlite_error_code(),
+                            Some(ErrorCode::DiskFull),
+                            "{what}: {e}"
+                        );
+                        break;
+                    }
+                }
+                assert!(ids.len() < 1000, "{what}: the quota was never reached");
+            }
+            let page = |pragma: &str| -> u64 {
+                c.query_row(pragma, [], |r| r.get::<_, i64>(0))
+                    .unwrap()
+                    .try_into()
+                    .unwrap()
+            };
+            let logical = page("PRAGMA page_count") * page("PRAGMA page_size");
+            assert!(
+                logical * 10 >= HEADROOM * 8,
+                "{what}: {logical} bytes of database ({} rows of 100 KB) at the first \
+                 SQLITE_FULL, under 80 % of the {HEADROOM} bytes the quota left",
+                ids.len()
+            );
+            let mut failed = Vec::new();
+            for id in ids.iter().step_by(2) {
+                if let Err(e) = c.execute("DELETE FROM t WHERE id = ?1", [id]) {
+                    failed.push(format!("{id}: {e}"));
                 }
             }
-            assert!(ids.len() < 1000, "{what}: the quota was never reached");
-        }
-        assert!(
-            ids.len() >= 40,
-            "{what}: only {} notes of 100 KB in 8 MiB",
-            ids.len()
-        );
-        let mut failed = Vec::new();
-        for id in ids.iter().step_by(2) {
-            if let Err(e) = c.execute("DELETE FROM t WHERE id = ?1", [id]) {
-                failed.push(format!("{id}: {e}"));
+            assert!(
+                failed.is_empty(),
+                "{what}: deletes failed at a full quota: {failed:?}"
+            );
+            let kept = ids.len() - ids.len().div_ceil(2);
+            for i in 0..5 {
+                c.execute("INSERT INTO t(v) VALUES (randomblob(100000))", [])
+                    .unwrap_or_else(|e| panic!("{what}: insert {i} after the deletes: {e}"));
+            }
+            let want = i64::try_from(kept + 5).unwrap();
+            assert_eq!(count(&c), want, "{what}");
+            assert_eq!(integrity(&c), "ok", "{what}");
+            let (image, crash) = match durability {
+                Durability::Strict => (st.crash(3, CrashMode::DropAll), "a power loss"),
+                _ => (st.crash(3, CrashMode::KeepAll), "a process crash"),
+            };
+            let (n, ok) = reopen(image, "delete");
+            assert_eq!(ok, "ok", "{what}: after {crash}");
+            if durability != Durability::Balanced {
+                assert_eq!(n, Ok(want), "{what}: after {crash}");
             }
         }
-        assert!(
-            failed.is_empty(),
-            "{what}: deletes failed at a full quota: {failed:?}"
-        );
-        let kept = ids.len() - ids.len().div_ceil(2);
-        for i in 0..5 {
-            c.execute("INSERT INTO t(v) VALUES (randomblob(100000))", [])
-                .unwrap_or_else(|e| panic!("{what}: insert {i} after the deletes: {e}"));
-        }
-        assert_eq!(count(&c), i64::try_from(kept + 5).unwrap(), "{what}");
-        assert_eq!(integrity(&c), "ok", "{what}");
-        let (n, ok) = reopen(st.crash(3, CrashMode::DropAll), "delete");
-        assert_eq!(
-            (n, ok.as_str()),
-            (Ok(i64::try_from(kept + 5).unwrap()), "ok"),
-            "{what}: after a power loss"
-        );
     }
 }
 
