@@ -11,7 +11,8 @@
 # Steps: check the tools before anything slow (wasm32 target, clang + llvm-ar for SQLite's C
 # code, the wasm-bindgen CLI at exactly the version Cargo.lock has); cargo build for
 # wasm32-unknown-unknown; wasm-bindgen --target web into dist/pkg/; wasm-opt if a known-good
-# one is available (see below); copy www/ into dist/.
+# one is available (see below), both skipped when the module is the one the last build made
+# (their output is kept in the target dir); copy www/ into dist/.
 #
 # Environment:
 #   CARGO_TARGET_DIR   cargo's target directory (default: ./target)
@@ -72,12 +73,7 @@ cargo build "${cargo_flags[@]}" --target wasm32-unknown-unknown --lib
 wasm="$target_dir/wasm32-unknown-unknown/$profile/notes_app.wasm"
 [[ -f "$wasm" ]] || fail "cargo did not produce $wasm"
 
-rm -rf dist
-mkdir -p dist/pkg
-wasm-bindgen --target web --out-dir dist/pkg "$wasm"
-out="dist/pkg/notes_app_bg.wasm"
-
-# --- wasm-opt (optional) ----------------------------------------------------------------------
+# --- wasm-opt (optional): which one ----------------------------------------------------------
 wasm_opt="${WASM_OPT:-}"
 if [[ -z "$wasm_opt" ]]; then
     if [[ -x node_modules/.bin/wasm-opt ]]; then
@@ -86,25 +82,53 @@ if [[ -z "$wasm_opt" ]]; then
         wasm_opt="$(command -v wasm-opt || true)"
     fi
 fi
+run_opt=0
+opt_version=""
 if [[ "$profile" != release ]]; then
-    say "wasm-opt: skipped (debug build)"
+    opt_note="wasm-opt: skipped (debug build)"
 elif [[ -z "$wasm_opt" || "$wasm_opt" == off ]]; then
-    say "wasm-opt: ${wasm_opt:-none found}; the module stays as LLVM left it (npm ci here installs a known-good one)"
+    opt_note="wasm-opt: ${wasm_opt:-none found}; the module stays as LLVM left it (npm ci here installs a known-good one)"
 else
     opt_version="$("$wasm_opt" --version 2>/dev/null | grep -oE '[0-9]+' | head -n 1 || true)"
     if [[ -z "$opt_version" || "$opt_version" -lt "$WASM_OPT_MIN" ]]; then
-        say "wasm-opt: NOT running $wasm_opt (version ${opt_version:-unknown}): versions below" \
-            "$WASM_OPT_MIN are not known to work with this module (binaryen 108 breaks it)." \
-            "npm ci here installs binaryen $WASM_OPT_MIN; WASM_OPT=off silences this."
+        opt_note="wasm-opt: NOT running $wasm_opt (version ${opt_version:-unknown}): versions below $WASM_OPT_MIN are not known to work with this module (binaryen 108 breaks it). npm ci here installs binaryen $WASM_OPT_MIN; WASM_OPT=off silences this."
     else
+        run_opt=1
+    fi
+fi
+
+# --- wasm-bindgen and wasm-opt, or their output from the last build of the same module --------
+# wasm-bindgen and wasm-opt -O3 take ~45 s of a rebuild whose Rust did not change (a change in
+# www/ only; or the end-to-end tests, which build three copies of this template into one target
+# dir). Their output depends only on the module cargo built, the two tools and their flags, so
+# it is kept in the target dir under a key of exactly those, and reused when the key matches.
+# -O3: the page's level (5 % faster SQL than wasm-pack's default -O, methodology.md).
+opt_flags=(-O3)
+key="$(sha256sum "$wasm" | cut -c1-16)-bindgen$cli_version-web-$profile-opt$run_opt${opt_version:+v$opt_version}$(printf '%s' "${opt_flags[@]}")"
+cache="$target_dir/notes-app-pkg/$key"
+rm -rf dist
+mkdir -p dist
+out="dist/pkg/notes_app_bg.wasm"
+if [[ -f "$cache/notes_app_bg.wasm" ]]; then
+    cp -r "$cache" dist/pkg
+    say "wasm-bindgen, wasm-opt: reused $cache (same module, same tools)"
+else
+    mkdir -p dist/pkg
+    wasm-bindgen --target web --out-dir dist/pkg "$wasm"
+    if [[ "$run_opt" == 1 ]]; then
         before=$(stat -c %s "$out")
-        # -O3: the page's level (5 % faster SQL than wasm-pack's default -O, methodology.md).
         # wasm-opt takes the enabled features (reference types, bulk memory, ...) from the
         # module's target_features section, which rustc writes and wasm-bindgen keeps.
-        "$wasm_opt" -O3 "$out" -o "$out.opt"
+        "$wasm_opt" "${opt_flags[@]}" "$out" -o "$out.opt"
         mv "$out.opt" "$out"
         say "wasm-opt $opt_version: $before -> $(stat -c %s "$out") bytes"
+    else
+        say "$opt_note"
     fi
+    # One entry: the previous module's output is not needed again.
+    rm -rf "$target_dir/notes-app-pkg"
+    mkdir -p "$target_dir/notes-app-pkg"
+    cp -r dist/pkg "$cache.partial" && mv "$cache.partial" "$cache"
 fi
 
 cp www/index.html www/app.js www/worker.js www/style.css dist/
