@@ -134,7 +134,8 @@ struct Report {
     quota: u64,
     /// How far one OPFS file grew under the quota.
     floor: u64,
-    /// The database's logical bytes (SQLite's pages) at the first `StorageFull`.
+    /// The volume's logical bytes at the first `StorageFull` (its files' lengths: the
+    /// database file, its rollback journal being gone once the failed INSERT rolled back).
     logical_at_failure: u64,
     usage_at_failure: u64,
     written: usize,
