@@ -108,10 +108,10 @@ fn configs() -> Vec<Config> {
     if list == "all" {
         return all();
     }
+    let all = all();
     list.split(',')
         .map(|name| {
-            *all()
-                .iter()
+            *all.iter()
                 .find(|c| c.to_string() == name.trim())
                 .unwrap_or_else(|| panic!("QUOTA_CONFIGS: unknown configuration {name:?}"))
         })
@@ -369,7 +369,7 @@ async fn steps(
     step(&format!(
         "{} notes written; then {error}; estimate() usage {usage_at_failure} bytes; volume {}",
         acked.len(),
-        space(client).await?
+        describe_space(&stats)
     ));
     if error["name"] != "StorageFull" {
         return Err(format!(
@@ -521,9 +521,10 @@ async fn floor_probe(client: &Client) -> Res<Value> {
 
 /// Before a reload (which ends the worker as a tab crash would): under `balanced` a commit is
 /// acknowledged before it is written, and written and flushed within the level's 100 ms
-/// (`max_flush_delay`); a reload sooner may lose the newest (its promise: vfs/README.md, "Durability levels"). Wait
-/// past it, so the check after the reload holds the level to its promise and no further.
-/// Strict and relaxed commits are written before they are acknowledged: no wait.
+/// (`max_flush_delay`); a reload sooner may lose the newest (its promise: vfs/README.md,
+/// "Durability levels"). Wait past it, so the check after the reload holds the level to its
+/// promise and no further. Strict and relaxed commits are written before they are
+/// acknowledged: no wait.
 async fn settle(config: Config) {
     if config.durability == "balanced" {
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -532,9 +533,15 @@ async fn settle(config: Config) {
 
 /// The volume's space as the page's `stats` hook reports it, for the log.
 async fn space(client: &Client) -> Res<String> {
-    let v = common::request(client, "stats", Value::Null).await?;
+    Ok(describe_space(
+        &common::request(client, "stats", Value::Null).await?,
+    ))
+}
+
+/// The `stats` hook's answer `v`, as [`space`] logs it.
+fn describe_space(v: &Value) -> String {
     let f = |k: &str| v[k].as_u64().unwrap_or(0);
-    Ok(format!(
+    format!(
         "log {} B, data {} B ({} B unused), logical {} B, checkpoints {} ({} failed), failed \
          commits {}",
         f("logBytes"),
@@ -544,7 +551,7 @@ async fn space(client: &Client) -> Res<String> {
         f("checkpoints"),
         f("failedCheckpoints"),
         f("failedCommits")
-    ))
+    )
 }
 
 /// The notes listed are exactly `want` (`(id, index)`), each with its text.

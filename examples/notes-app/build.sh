@@ -122,14 +122,15 @@ else
         "$wasm_opt" "${opt_flags[@]}" "$out" -o "$out.opt"
         mv "$out.opt" "$out"
         say "wasm-opt $opt_version: $before -> $(stat -c %s "$out") bytes"
-    else
-        say "$opt_note"
     fi
     # One entry: the previous module's output is not needed again.
     rm -rf "$target_dir/notes-app-pkg"
     mkdir -p "$target_dir/notes-app-pkg"
     cp -r dist/pkg "$cache.partial" && mv "$cache.partial" "$cache"
 fi
+
+# Why wasm-opt did not run, on every build (a reused output included): an old one is a warning.
+[[ "$run_opt" == 1 ]] || say "$opt_note"
 
 cp www/index.html www/app.js www/worker.js www/style.css dist/
 say "built dist/ in $((SECONDS - start)) s ($(stat -c %s "$out") bytes of wasm)"

@@ -284,13 +284,13 @@ fn deletes_succeed_at_a_full_quota_and_make_room() {
                 }
                 assert!(ids.len() < 1000, "{what}: the quota was never reached");
             }
-            let page = |pragma: &str| -> u64 {
-                c.query_row(pragma, [], |r| r.get::<_, i64>(0))
+            let pragma = |sql: &str| -> u64 {
+                c.query_row(sql, [], |r| r.get::<_, i64>(0))
                     .unwrap()
                     .try_into()
                     .unwrap()
             };
-            let logical = page("PRAGMA page_count") * page("PRAGMA page_size");
+            let logical = pragma("PRAGMA page_count") * pragma("PRAGMA page_size");
             assert!(
                 logical * 10 >= HEADROOM * 8,
                 "{what}: {logical} bytes of database ({} rows of 100 KB) at the first \

@@ -792,11 +792,11 @@ impl<S: Storage> Volume<S> {
             // Disk mode holds a transaction up to twice `link_min_bytes` (within Memory
             // mode's bound): when a bulk transaction first spills, its new pages have passed
             // `link_min_bytes` (the few pages it rewrites do not count), so the spill links,
-            // and every one of its pages is written once. Spilling at the
-            // write buffer sent the first 8 MiB of each bulk transaction to the log and, at the
-            // checkpoint, home again: building 1 GiB in 10 MB transactions wrote 1.74 × its
-            // bytes (Memory mode, which spills later, 1.01 ×). At exactly `link_min_bytes`
-            // the spill would come a few pages short of it, and go to the log.
+            // and every one of its pages is written once. Spilling at the write buffer sent
+            // the first 8 MiB of each bulk transaction to the log and, at the checkpoint, home
+            // again: building 1 GiB in 10 MB transactions wrote 1.74 × its bytes (Memory mode,
+            // which spills later, 1.01 ×). At exactly `link_min_bytes` the spill would come a
+            // few pages short of it, and go to the log.
             super::BufferMode::Disk => self.opts.write_buffer_bytes.max(
                 self.opts
                     .link_min_bytes
