@@ -447,3 +447,55 @@ fn spilled_commit_of_a_resident_file_reads_back_only_the_spilled_pages() {
         "reading the file touched storage"
     );
 }
+
+/// Found by `fuzz/` (the CI gate's 30-second run, 11,370 executions in): a superblock whose
+/// block count exceeds the data file (here 2^53 and the file's end + 8; a damaged image) mounted,
+/// and a commit big enough for a tail link went to the data file's end, where mount had put the
+/// epoch's links. The next mount, with the same superblock and a longer file, looked for links
+/// at the new end, found none, and the acknowledged commit (a new file and a write) was gone,
+/// with `check_integrity` clean. Such an epoch now logs its commits.
+#[test]
+fn a_block_count_past_the_file_does_not_lose_linked_commits() {
+    use opfs_vfs::format::PAGE_SIZE;
+    use opfs_vfs::storage::PhysicalFileId;
+
+    let opts = VolumeOptions {
+        buffer_mode: BufferMode::Memory,
+        link_min_bytes: Some(16 << 10),
+        checkpoint_on_close: false,
+        ..VolumeOptions::default()
+    };
+    let mut v = Volume::mount(MemoryStorage::new(), opts.clone()).unwrap();
+    let id = v.create("old").unwrap();
+    v.write(id, 0, &[7u8; 10_000]).unwrap();
+    v.commit().unwrap();
+    v.checkpoint().unwrap();
+    let clean = v.close().unwrap();
+    let blocks = (clean.get(PhysicalFileId::Data).bytes().len() / PAGE_SIZE) as u64;
+    let want = bytes_at(0, 64 << 10, 3);
+    // `None`: the superblock as written (the control: the same commit links there).
+    for count in [None, Some(blocks + 8), Some(1u64 << 53)] {
+        let mut st = clean.clone();
+        if let Some(count) = count {
+            let data = st.get_mut(PhysicalFileId::Data).bytes_mut();
+            let (slot, mut sb) = newest_superblock(data);
+            sb.block_count = count;
+            data[slot * PAGE_SIZE..(slot + 1) * PAGE_SIZE].copy_from_slice(&sb.encode());
+        }
+        let mut v = Volume::mount(st, opts.clone()).unwrap();
+        let id = v.create("new").unwrap();
+        v.write(id, 0, &want).unwrap();
+        v.commit().unwrap();
+        if count.is_none() {
+            assert_eq!(v.stats().linked_commits, 1, "the control commit links");
+        }
+        let st = v.close().unwrap();
+        let mut v = Volume::mount(st, opts.clone()).unwrap();
+        let id = v
+            .open("new")
+            .unwrap_or_else(|e| panic!("block count {count:?}: the commit is lost: {e:?}"));
+        assert_reads(&mut v, id, &want, &format!("block count {count:?}"));
+        v.check_invariants().unwrap();
+        assert!(v.check_integrity().unwrap().is_ok());
+    }
+}
