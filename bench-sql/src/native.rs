@@ -1,5 +1,6 @@
-//! Native backends: SQLite's `:memory:` (the memory-only reference), SQLite's unix VFS on a
-//! file (the native disk baseline), and our VFS over [`StdStorage`] files.
+//! Native backends: SQLite's `:memory:` (the memory-only reference), the memory VFS the
+//! browser's reference uses (`memvfs`, [`MemvfsBackend`]), SQLite's unix VFS on a file (the
+//! native disk baseline), and our VFS over [`StdStorage`] files.
 //!
 //! File-backed backends work in a fresh temporary directory under a base directory chosen by
 //! the caller (put it on a real disk: on tmpfs an `fsync` costs nothing), created by `prepare`
@@ -106,6 +107,158 @@ impl SqlBackend for MemoryBackend {
 }
 
 // ----------------------------------------------------------------------------------------
+// memvfs: the browser's memory reference, natively
+// ----------------------------------------------------------------------------------------
+
+/// Name of [`MemvfsBackend`], as in the browser (`bench_sql::browser::MEMVFS_NAME`).
+pub const MEMVFS_NAME: &str = "sqlite-memvfs";
+
+/// Clock, randomness and sleep for memvfs (SQLite asks its VFS for them).
+struct NativeOs;
+
+impl rsqlite_vfs::OsCallback for NativeOs {
+    fn sleep(&self, dur: std::time::Duration) {
+        std::thread::sleep(dur);
+    }
+
+    /// SplitMix64 from a clock-seeded counter: SQLite uses it for temp names and journal
+    /// nonces, nothing that needs to be unpredictable.
+    fn random(&self, buf: &mut [u8]) -> usize {
+        static STATE: AtomicU64 = AtomicU64::new(0);
+        let _ = STATE.compare_exchange(0, unix_nanos() | 1, Ordering::Relaxed, Ordering::Relaxed);
+        for chunk in buf.chunks_mut(8) {
+            let mut z = STATE
+                .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
+                .wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            let r = (z ^ (z >> 31)).to_le_bytes();
+            chunk.copy_from_slice(&r[..chunk.len()]);
+        }
+        buf.len()
+    }
+
+    fn epoch_timestamp_in_ms(&self) -> rsqlite_vfs::VfsResult<i64> {
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Ok(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    }
+}
+
+fn unix_nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        // A seed: seconds and nanoseconds mixed are all it needs.
+        .map_or(0, |d| {
+            d.as_secs().rotate_left(32) ^ u64::from(d.subsec_nanos())
+        })
+}
+
+/// rsqlite-vfs' memory VFS (`memvfs`), the reference the browser measures against: the
+/// database and its rollback journal are files in this process's memory, reached through
+/// SQLite's file pager (locks, header reads, `journal_mode=DELETE`) as our VFS is. `:memory:`
+/// skips that path, so a ratio to it also counts the pager's file work; a ratio to memvfs
+/// counts only what a VFS adds. Not persistent; close removes its files.
+///
+/// memvfs is single-threaded: its files live in `Rc`s and it must be used on the thread that
+/// installed it. This backend installs it on first open; use it from one thread only (the
+/// benchmark binary is single-threaded; it is not in [`NativeBackend::all`], which the
+/// crate's multi-threaded tests run).
+#[derive(Debug, Default)]
+pub struct MemvfsBackend {
+    file: Option<String>,
+}
+
+impl MemvfsBackend {
+    fn util() -> Result<rsqlite_vfs::memvfs::MemVfsUtil, BenchError> {
+        // Safety: memvfs is installed and used on this thread only (see the type's docs), and
+        // nothing else registers VFSes concurrently with the benchmark.
+        unsafe { rsqlite_vfs::memvfs::install(NativeOs, false) }
+            .map_err(|e| lifecycle(&MemvfsBackend::default(), &format!("memvfs: {e}")))
+    }
+
+    /// Removes the database and its journal from memvfs.
+    fn remove_files(&self) -> Result<(), BenchError> {
+        use rsqlite_vfs::VfsFilesManager;
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let util = Self::util()?;
+        for name in [file.clone(), format!("{file}-journal")] {
+            util.remove(&name)
+                .map_err(|e| lifecycle(self, &format!("memvfs remove {name}: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+impl SqlBackend for MemvfsBackend {
+    fn name(&self) -> String {
+        MEMVFS_NAME.to_owned()
+    }
+
+    fn durability(&self) -> &'static str {
+        durability::NONE
+    }
+
+    fn persistent(&self) -> bool {
+        false
+    }
+
+    fn meta(&self) -> BackendMeta {
+        bundled_meta(
+            self,
+            "rsqlite-vfs memvfs over SQLite (bundled), journal_mode=delete; database and \
+             journal in the process's memory",
+        )
+    }
+
+    async fn prepare(&mut self) -> Result<(), BenchError> {
+        self.remove_files()?;
+        self.file = Some(format!(
+            "bench-{}.db",
+            NEXT_REGISTRATION.fetch_add(1, Ordering::Relaxed)
+        ));
+        Ok(())
+    }
+
+    async fn open(&mut self) -> Result<Connection, BenchError> {
+        Self::util()?;
+        let Some(file) = &self.file else {
+            return Err(lifecycle(self, "open before prepare"));
+        };
+        let conn = Connection::open_with_flags_and_vfs(file, open_flags(), "memvfs")?;
+        apply_pragmas(&conn)?;
+        Ok(conn)
+    }
+
+    async fn sync(&mut self, _conn: &Connection) -> Result<(), BenchError> {
+        Ok(())
+    }
+
+    async fn close(&mut self, conn: Connection) -> Result<(), BenchError> {
+        let closed = close_conn(conn);
+        let removed = self.remove_files();
+        closed?;
+        removed
+    }
+
+    async fn reopen(&mut self) -> Result<Connection, BenchError> {
+        Err(lifecycle(
+            self,
+            "a memory VFS database does not outlive its close",
+        ))
+    }
+
+    async fn cleanup(&mut self) -> Result<(), BenchError> {
+        self.remove_files()?;
+        self.file = None;
+        Ok(())
+    }
+}
+
+// ----------------------------------------------------------------------------------------
 // SQLite's unix VFS
 // ----------------------------------------------------------------------------------------
 
@@ -117,6 +270,8 @@ pub struct UnixFileBackend {
     dir: Option<TempDir>,
     /// [`wchar`] at the last open.
     wchar_at_open: u64,
+    /// The backend its ratios are to ([`REFERENCE`] unless [`Self::with_reference`]).
+    reference: &'static str,
 }
 
 impl UnixFileBackend {
@@ -126,7 +281,13 @@ impl UnixFileBackend {
             base: base.into(),
             dir: None,
             wchar_at_open: 0,
+            reference: REFERENCE,
         }
+    }
+
+    /// Ratios to `reference` (e.g. [`MEMVFS_NAME`]) instead of [`REFERENCE`].
+    pub fn with_reference(self, reference: &'static str) -> Self {
+        Self { reference, ..self }
     }
 
     fn db_path(&self) -> Result<PathBuf, BenchError> {
@@ -151,10 +312,13 @@ impl SqlBackend for UnixFileBackend {
     }
 
     fn meta(&self) -> BackendMeta {
-        bundled_meta(
-            self,
-            "SQLite's unix VFS (bundled), journal_mode=delete, synchronous=full",
-        )
+        BackendMeta {
+            reference: Some(self.reference.to_owned()),
+            ..bundled_meta(
+                self,
+                "SQLite's unix VFS (bundled), journal_mode=delete, synchronous=full",
+            )
+        }
     }
 
     async fn prepare(&mut self) -> Result<(), BenchError> {
@@ -224,6 +388,8 @@ pub struct OursBackend {
     durability: Durability,
     dir: Option<TempDir>,
     mounted: Option<Mounted>,
+    /// The backend its ratios are to ([`REFERENCE`] unless [`Self::with_reference`]).
+    reference: &'static str,
 }
 
 impl std::fmt::Debug for OursBackend {
@@ -245,7 +411,13 @@ impl OursBackend {
             durability,
             dir: None,
             mounted: None,
+            reference: REFERENCE,
         }
+    }
+
+    /// Ratios to `reference` (e.g. [`MEMVFS_NAME`]) instead of [`REFERENCE`].
+    pub fn with_reference(self, reference: &'static str) -> Self {
+        Self { reference, ..self }
     }
 
     /// The six configurations we ship: Disk before Memory; Strict, Relaxed, Balanced.
@@ -326,7 +498,7 @@ impl SqlBackend for OursBackend {
     }
 
     fn meta(&self) -> BackendMeta {
-        ours_meta(self, REFERENCE, self.buffer_mode, self.durability)
+        ours_meta(self, self.reference, self.buffer_mode, self.durability)
     }
 
     async fn prepare(&mut self) -> Result<(), BenchError> {
@@ -436,6 +608,8 @@ fn temp_dir_in(base: &Path, prefix: &str) -> Result<TempDir, BenchError> {
 pub enum NativeBackend {
     /// `:memory:`.
     Memory(MemoryBackend),
+    /// memvfs (not in [`NativeBackend::all`]: single-threaded; see [`MemvfsBackend`]).
+    Memvfs(MemvfsBackend),
     /// SQLite's unix VFS.
     UnixFile(UnixFileBackend),
     /// Our VFS.
@@ -453,10 +627,28 @@ impl NativeBackend {
         v.extend(OursBackend::all(base).into_iter().map(Self::Ours));
         v
     }
+
+    /// As [`NativeBackend::all`], with memvfs ([`MemvfsBackend`]) as the reference of the
+    /// unix file and our backends, listed after `:memory:`. memvfs is single-threaded: run
+    /// these on one thread.
+    pub fn all_against_memvfs(base: &Path) -> Vec<Self> {
+        let mut v = vec![
+            Self::Memory(MemoryBackend),
+            Self::Memvfs(MemvfsBackend::default()),
+            Self::UnixFile(UnixFileBackend::new(base).with_reference(MEMVFS_NAME)),
+        ];
+        v.extend(
+            OursBackend::all(base)
+                .into_iter()
+                .map(|b| Self::Ours(b.with_reference(MEMVFS_NAME))),
+        );
+        v
+    }
 }
 
 crate::backend::delegate_sql_backend!(NativeBackend {
     Memory,
+    Memvfs,
     UnixFile,
     Ours
 });
@@ -516,6 +708,35 @@ mod tests {
     /// scale suite's Memory mode kept 41.5 MB). The failure depends on the layout: in the
     /// scale suite's Memory mode, 40,000 and 70,000 rows did not show it, 50,000, 60,000 and
     /// 100,000 did.
+    /// memvfs, natively, as the reference of the unix file and our backends: the suite and
+    /// the batch run and verify, its files are gone after close, and the others name it as
+    /// their reference. The only test that touches memvfs (it is single-threaded).
+    #[test]
+    fn memvfs_runs_and_is_the_reference_against_memvfs() {
+        use rsqlite_vfs::VfsFilesManager;
+        let base = tempfile::tempdir().unwrap();
+        let suite = Suite::generate_scaled(DEFAULT_SEED, 50);
+        let batch = Batch::generate(DEFAULT_SEED, 200);
+        let all = NativeBackend::all_against_memvfs(base.path());
+        assert_eq!(all[1].name(), MEMVFS_NAME);
+        for b in &all[2..] {
+            assert_eq!(
+                b.meta().reference.as_deref(),
+                Some(MEMVFS_NAME),
+                "{}",
+                b.name()
+            );
+        }
+        let mut memvfs = MemvfsBackend::default();
+        let s = block_on(run_suite(&mut memvfs, &suite)).unwrap();
+        assert_eq!(s.cases.len(), 16);
+        assert!(s.phases.reopen_ms.is_none());
+        let b = block_on(run_batch(&mut memvfs, &batch)).unwrap();
+        assert_eq!(b.rows, 200);
+        let left = MemvfsBackend::util().unwrap().names().unwrap();
+        assert!(left.is_empty(), "files left in memvfs: {left:?}");
+    }
+
     #[test]
     fn scale_drop_and_vacuum_give_the_space_back() {
         use crate::scale::{run_scale, ScalePlan};

@@ -16,6 +16,9 @@
 //!   --scale-rows N    rows the scale suite builds (default 100,000: about 100 MB)
 //!   --scale-runs N    measured rounds of the scale suite (default: --runs)
 //!   --order-seed N    seed of the round orders (default bench_results::stats::ORDER_SEED)
+//!   --reference R     sqlite-memory (default: `:memory:`) or sqlite-memvfs (the memory VFS
+//!                     the browser's ratios are to: only what a VFS adds to SQLite's pager;
+//!                     adds the backend sqlite-memvfs)
 //! ```
 //!
 //! Warm-up rounds, then measured rounds; each round runs every backend once in a shuffled
@@ -75,11 +78,14 @@ mod native {
         scale_rows: u64,
         /// `None`: `runs`.
         scale_runs: Option<u32>,
+        /// Ratios to memvfs (the browser's reference) instead of `:memory:`.
+        against_memvfs: bool,
     }
 
     const USAGE: &str = "usage: bench-sql-native [--suites sql,batch,scale] [--runs N] \
                          [--warmup N] [--seed N] [--backends A,B] [--dir PATH] [--out PATH] \
-                         [--scale N] [--scale-rows N] [--scale-runs N] [--order-seed N]";
+                         [--scale N] [--scale-rows N] [--scale-runs N] [--order-seed N] \
+                         [--reference sqlite-memory|sqlite-memvfs]";
 
     /// `sql,batch,scale` in running order, or an error naming the unknown one.
     fn parse_suites(value: &str) -> Result<Vec<SuiteKind>, String> {
@@ -109,6 +115,7 @@ mod native {
             scale: 1,
             scale_rows: DEFAULT_SCALE_ROWS,
             scale_runs: None,
+            against_memvfs: false,
         };
         let mut it = std::env::args().skip(1);
         while let Some(flag) = it.next() {
@@ -134,6 +141,13 @@ mod native {
                 "--scale" => args.scale = num32(&value)?.max(1),
                 "--scale-rows" => args.scale_rows = num(&value)?.max(1),
                 "--scale-runs" => args.scale_runs = Some(num32(&value)?.max(1)),
+                "--reference" => {
+                    args.against_memvfs = match value.as_str() {
+                        "sqlite-memory" => false,
+                        "sqlite-memvfs" => true,
+                        _ => return Err(format!("unknown reference {value:?}\n{USAGE}")),
+                    }
+                }
                 _ => return Err(format!("unknown option {flag}\n{USAGE}")),
             }
         }
@@ -233,7 +247,12 @@ mod native {
     /// The 16 cases and/or the batch over every selected native backend, not summarized.
     fn run_sql(args: &Args, config: &RunConfig) -> Result<SqlSection, String> {
         let (suite, batch) = workloads(args.seed, args.scale);
-        let mut backends: Vec<Ours<NativeBackend>> = NativeBackend::all(&args.dir)
+        let all = if args.against_memvfs {
+            NativeBackend::all_against_memvfs(&args.dir)
+        } else {
+            NativeBackend::all(&args.dir)
+        };
+        let mut backends: Vec<Ours<NativeBackend>> = all
             .into_iter()
             .filter(|b| config.selects_backend(&b.name()))
             .map(Ours)
