@@ -168,6 +168,13 @@ impl<S: Storage> Volume<S> {
     /// superblock, referenced (home or catalog blob), free, or pending-free; logged and homed
     /// pages lie within their files; resident contents have their file's length.
     pub fn check_invariants(&self) -> Result<(), String> {
+        let resident = self.resident_sum();
+        if resident != self.resident_bytes {
+            return Err(format!(
+                "running resident bytes {} differ from the resident copies' {resident}",
+                self.resident_bytes
+            ));
+        }
         let sum: u64 = self.files.values().map(|f| f.size).sum();
         if sum != self.logical_total {
             return Err(format!(

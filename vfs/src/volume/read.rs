@@ -655,15 +655,25 @@ impl<S: Storage> Volume<S> {
         }
     }
 
-    /// Recomputes resident bytes after commits changed sizes, evicting the largest resident
-    /// files while over the budget.
+    /// Recomputes resident bytes from every file (after a replay changed resident copies),
+    /// evicting the largest resident files while over the budget. O(files): commits keep the
+    /// count up to date per file instead (`Volume::apply`).
     pub(crate) fn recount_resident(&mut self) {
-        self.resident_bytes = self
-            .files
+        self.resident_bytes = self.resident_sum();
+        self.enforce_memory_budget();
+    }
+
+    /// Heap bytes of every resident copy, summed.
+    pub(crate) fn resident_sum(&self) -> u64 {
+        self.files
             .values()
             .filter_map(|f| f.resident.as_ref())
             .map(Content::heap_bytes)
-            .sum();
+            .sum()
+    }
+
+    /// Evicts the largest resident files while the resident bytes exceed the budget.
+    pub(crate) fn enforce_memory_budget(&mut self) {
         let Some(budget) = self.opts.memory_budget else {
             return;
         };

@@ -579,6 +579,8 @@ impl<S: Storage> Volume<S> {
         // commit of the same file would revive them.
         self.aborts.extend(buffered.into_keys());
         self.physical_len[1] = self.physical_len[1].max(log_len);
+        // Replay patched resident copies (a hand-off's catch-up): count them again.
+        self.recount_resident();
         Ok(end - start)
     }
 

@@ -680,92 +680,110 @@ impl<S: Storage> Volume<S> {
         let mut locs_of: std::collections::HashMap<u64, Vec<(u64, LogLoc)>> =
             serialized.into_iter().collect();
         for &id in ids {
-            let Some(mut p) = self.pending.remove(&id) else {
+            let Some(p) = self.pending.remove(&id) else {
                 continue;
             };
-            self.staged_bytes -= p.staged_bytes();
+            // Resident bytes follow each file's change: a sum over every file at each commit
+            // made a commit's cost grow with the volume's file count (natively, Memory mode:
+            // 1.5 µs per small commit with 10 files, 41 µs with 10,000, 194 µs with 50,000).
+            let before = self.resident_heap(id);
             let locs = locs_of.remove(&id).unwrap_or_default();
-            self.catalog
-                .dirty
-                .insert(id / crate::format::ENTRY_CHUNK_FILES);
-            if p.deleted {
-                if let Some(f) = self.files.remove(&id) {
-                    self.logical_total -= f.size;
-                    self.release_file(id, f);
-                }
-                continue;
+            self.apply_file(id, p, locs);
+            self.resident_bytes = self.resident_bytes - before + self.resident_heap(id);
+        }
+        self.enforce_memory_budget();
+    }
+
+    /// Heap bytes of file `id`'s resident copy (0 if it has none).
+    fn resident_heap(&self, id: u64) -> u64 {
+        self.files
+            .get(&id)
+            .and_then(|f| f.resident.as_ref())
+            .map_or(0, Content::heap_bytes)
+    }
+
+    /// [`Volume::apply`] for one file: its pending record and where its pages were logged.
+    fn apply_file(&mut self, id: u64, mut p: Pending, locs: Vec<(u64, LogLoc)>) {
+        self.staged_bytes -= p.staged_bytes();
+        self.catalog
+            .dirty
+            .insert(id / crate::format::ENTRY_CHUNK_FILES);
+        if p.deleted {
+            if let Some(f) = self.files.remove(&id) {
+                self.logical_total -= f.size;
+                self.release_file(id, f);
             }
-            let memory = self.opts.buffer_mode == super::BufferMode::Memory;
-            let f = self.files.entry(id).or_insert_with(|| FileState {
-                name: p.name.clone(),
-                // A new file in Memory mode is resident from the start (it has no bytes to load).
-                resident: memory.then(Content::new),
-                ..FileState::default()
-            });
-            f.name = p.name;
-            f.dirty = true;
-            if p.floor < f.size {
-                let keep = pages_for(p.floor);
-                for (page, home) in f.homes.cut(keep) {
-                    self.alloc.release_later(home.block, 1);
-                    f.dirty_chunks.insert(page / crate::format::MAP_CHUNK_PAGES);
-                }
-                f.log.split_off(&keep);
-                if let Some(inline) = &f.inline {
-                    // Inline files are at most INLINE_MAX bytes: floor fits a usize here.
-                    let cut = ix(p.floor).min(inline.len());
-                    f.inline = Some(inline[..cut].into());
-                }
-                if let Some(c) = &mut f.resident {
-                    let _ = c.set_len(p.floor);
-                }
-                self.cache.cut(id, keep);
+            return;
+        }
+        let memory = self.opts.buffer_mode == super::BufferMode::Memory;
+        let f = self.files.entry(id).or_insert_with(|| FileState {
+            name: p.name.clone(),
+            // A new file in Memory mode is resident from the start (it has no bytes to load).
+            resident: memory.then(Content::new),
+            ..FileState::default()
+        });
+        f.name = p.name;
+        f.dirty = true;
+        if p.floor < f.size {
+            let keep = pages_for(p.floor);
+            for (page, home) in f.homes.cut(keep) {
+                self.alloc.release_later(home.block, 1);
+                f.dirty_chunks.insert(page / crate::format::MAP_CHUNK_PAGES);
             }
-            self.logical_total = self.logical_total - f.size + p.size;
-            f.size = p.size;
+            f.log.split_off(&keep);
+            if let Some(inline) = &f.inline {
+                // Inline files are at most INLINE_MAX bytes: floor fits a usize here.
+                let cut = ix(p.floor).min(inline.len());
+                f.inline = Some(inline[..cut].into());
+            }
             if let Some(c) = &mut f.resident {
-                if c.set_len(p.size).is_err() {
-                    f.resident = None;
-                }
+                let _ = c.set_len(p.floor);
             }
-            // A resident copy must get the pages spilled during the transaction too: they are
-            // in the log only (missing them was a fuzz finding: a new file's empty copy read
-            // them as zeros, and a checkpoint wrote that copy home). They are read back here,
-            // after the size changes and before the staged pages (which are newer).
-            let spilled: Vec<(u64, LogLoc)> = p.spilled.into_iter().collect();
-            for &(page, loc) in &spilled {
-                f.log.insert(page, loc);
-                self.cache.remove(id, page);
+            self.cache.cut(id, keep);
+        }
+        self.logical_total = self.logical_total - f.size + p.size;
+        f.size = p.size;
+        if let Some(c) = &mut f.resident {
+            if c.set_len(p.size).is_err() {
+                f.resident = None;
             }
-            if !spilled.is_empty() {
-                if let Some(mut c) = f.resident.take() {
-                    // One read per window of the log, about the bytes spilled: far cheaper
-                    // than loading the whole file again. If it fails, the file stops being
-                    // resident (it loads on its next access, and reports the failure then):
-                    // this commit is durable already.
-                    if self.put_log_images(spilled, &mut c).is_ok() {
-                        if let Some(f) = self.files.get_mut(&id) {
-                            f.resident = Some(c);
-                        }
+        }
+        // A resident copy must get the pages spilled during the transaction too: they are
+        // in the log only (missing them was a fuzz finding: a new file's empty copy read
+        // them as zeros, and a checkpoint wrote that copy home). They are read back here,
+        // after the size changes and before the staged pages (which are newer).
+        let spilled: Vec<(u64, LogLoc)> = p.spilled.into_iter().collect();
+        for &(page, loc) in &spilled {
+            f.log.insert(page, loc);
+            self.cache.remove(id, page);
+        }
+        if !spilled.is_empty() {
+            if let Some(mut c) = f.resident.take() {
+                // One read per window of the log, about the bytes spilled: far cheaper
+                // than loading the whole file again. If it fails, the file stops being
+                // resident (it loads on its next access, and reports the failure then):
+                // this commit is durable already.
+                if self.put_log_images(spilled, &mut c).is_ok() {
+                    if let Some(f) = self.files.get_mut(&id) {
+                        f.resident = Some(c);
                     }
                 }
             }
-            let Some(f) = self.files.get_mut(&id) else {
+        }
+        let Some(f) = self.files.get_mut(&id) else {
+            return;
+        };
+        for (page, loc) in locs {
+            self.stats.patched_pages += u64::from(loc.patch.is_some());
+            f.log.insert(page, loc);
+            let Some(img) = p.staged.remove(&page) else {
                 continue;
             };
-            for (page, loc) in locs {
-                self.stats.patched_pages += u64::from(loc.patch.is_some());
-                f.log.insert(page, loc);
-                let Some(img) = p.staged.remove(&page) else {
-                    continue;
-                };
-                match &mut f.resident {
-                    Some(c) => c.put_page(page, &img),
-                    None => self.cache.put(id, page, img),
-                }
+            match &mut f.resident {
+                Some(c) => c.put_page(page, &img),
+                None => self.cache.put(id, page, img),
             }
         }
-        self.recount_resident();
     }
 
     /// A committed file is gone: its blocks and map chunk blobs are free after the next
