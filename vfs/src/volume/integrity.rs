@@ -265,6 +265,10 @@ impl<S: Storage> Volume<S> {
                 if page >= pages_for(f.size) {
                     return Err(format!("file {id}: logged page {page} beyond its size"));
                 }
+                // A checkpoint plans (and afterwards clears) only dirty files.
+                if !f.dirty {
+                    return Err(format!("file {id}: logged pages but not dirty"));
+                }
             }
             if let Some(c) = &f.resident {
                 if c.len() != f.size {
