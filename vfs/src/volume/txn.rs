@@ -684,8 +684,8 @@ impl<S: Storage> Volume<S> {
                 continue;
             };
             // Resident bytes follow each file's change: a sum over every file at each commit
-            // made a commit's cost grow with the volume's file count (natively, Memory mode:
-            // 1.5 µs per small commit with 10 files, 41 µs with 10,000, 194 µs with 50,000).
+            // made a commit's cost grow with the volume's file count (`benches/commit.rs`:
+            // 29.9 µs per small commit with 10,000 files in Memory mode, 1.2 µs with 10).
             let before = self.resident_heap(id);
             let locs = locs_of.remove(&id).unwrap_or_default();
             self.apply_file(id, p, locs);
