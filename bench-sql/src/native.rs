@@ -125,7 +125,7 @@ impl rsqlite_vfs::OsCallback for NativeOs {
     /// nonces, nothing that needs to be unpredictable.
     fn random(&self, buf: &mut [u8]) -> usize {
         static STATE: AtomicU64 = AtomicU64::new(0);
-        let _ = STATE.compare_exchange(0, unix_nanos() | 1, Ordering::Relaxed, Ordering::Relaxed);
+        let _ = STATE.compare_exchange(0, clock_seed() | 1, Ordering::Relaxed, Ordering::Relaxed);
         for chunk in buf.chunks_mut(8) {
             let mut z = STATE
                 .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
@@ -146,10 +146,10 @@ impl rsqlite_vfs::OsCallback for NativeOs {
     }
 }
 
-fn unix_nanos() -> u64 {
+/// A seed from the clock: seconds and nanoseconds mixed are all [`NativeOs::random`] needs.
+fn clock_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        // A seed: seconds and nanoseconds mixed are all it needs.
         .map_or(0, |d| {
             d.as_secs().rotate_left(32) ^ u64::from(d.subsec_nanos())
         })
@@ -172,8 +172,10 @@ pub struct MemvfsBackend {
 
 impl MemvfsBackend {
     fn util() -> Result<rsqlite_vfs::memvfs::MemVfsUtil, BenchError> {
-        // Safety: memvfs is installed and used on this thread only (see the type's docs), and
-        // nothing else registers VFSes concurrently with the benchmark.
+        // Safety: memvfs is installed and used on one thread only (the benchmark binary's, or
+        // the one test that uses it; see the type's docs). Other threads may register other
+        // VFSes meanwhile (the crate's tests register ours): SQLite's registry is
+        // mutex-protected in the bundled build, which is thread-safe.
         unsafe { rsqlite_vfs::memvfs::install(NativeOs, false) }
             .map_err(|e| lifecycle(&MemvfsBackend::default(), &format!("memvfs: {e}")))
     }
@@ -701,13 +703,6 @@ mod tests {
         assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
     }
 
-    /// DROP TABLE + VACUUM of a database built by bulk transactions (its pages homed in tail
-    /// links) gives the space back, in both buffer modes. At 50,000 rows, each relocation pass
-    /// of the compaction used to put its new catalog past the end of the data file: without
-    /// `a66c080`'s fix this test fails with 41.4 MB kept of the 51 MB database (Disk mode; the
-    /// scale suite's Memory mode kept 41.5 MB). The failure depends on the layout: in the
-    /// scale suite's Memory mode, 40,000 and 70,000 rows did not show it, 50,000, 60,000 and
-    /// 100,000 did.
     /// memvfs, natively, as the reference of the unix file and our backends: the suite and
     /// the batch run and verify, its files are gone after close, and the others name it as
     /// their reference. The only test that touches memvfs (it is single-threaded).
@@ -737,6 +732,13 @@ mod tests {
         assert!(left.is_empty(), "files left in memvfs: {left:?}");
     }
 
+    /// DROP TABLE + VACUUM of a database built by bulk transactions (its pages homed in tail
+    /// links) gives the space back, in both buffer modes. At 50,000 rows, each relocation pass
+    /// of the compaction used to put its new catalog past the end of the data file: without
+    /// `a66c080`'s fix this test fails with 41.4 MB kept of the 51 MB database (Disk mode; the
+    /// scale suite's Memory mode kept 41.5 MB). The failure depends on the layout: in the
+    /// scale suite's Memory mode, 40,000 and 70,000 rows did not show it, 50,000, 60,000 and
+    /// 100,000 did.
     #[test]
     fn scale_drop_and_vacuum_give_the_space_back() {
         use crate::scale::{run_scale, ScalePlan};
