@@ -7,7 +7,7 @@
 //! read with one call, extended by read-ahead: in Firefox every handle call costs ~100 µs
 //! whatever its size, so a sequential scan must not pay one call per page.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -74,7 +74,7 @@ pub(crate) fn load_window(
 /// before the change).
 #[derive(Debug, Default)]
 pub(crate) struct PageCache {
-    map: HashMap<(u64, u64), Box<[u8]>>,
+    map: super::FastMap<(u64, u64), Box<[u8]>>,
     order: VecDeque<(u64, u64)>,
     cap: usize,
     windows: Vec<Window>,

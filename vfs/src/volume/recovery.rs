@@ -203,10 +203,10 @@ impl<S: Storage> Volume<S> {
                 ..Catalog::default()
             },
             alloc: Allocator::new(sb.block_count),
-            files: HashMap::new(),
+            files: super::FastMap::default(),
             logical_total: 0,
             pending: BTreeMap::new(),
-            names: HashMap::new(),
+            names: super::FastMap::default(),
             next_file_id: sb.next_file_id,
             staged_bytes: 0,
             log,
