@@ -1042,9 +1042,21 @@ impl<S: Storage> Volume<S> {
 
     /// Zero bytes to write after log frames that end at `end`, written by a call of `n` bytes:
     /// none while the file is long enough; none after a large write (at least
-    /// [`PAD_MAX_WRITE`]); else up to the next multiple of [`log_step`] — unless a known space
-    /// limit is near (the step must not take the space that non-growing commits and checkpoints
-    /// need).
+    /// [`PAD_MAX_WRITE`]); else up to the next multiple of [`log_step`], but at most
+    /// [`PAD_PER_BYTE`] × `n` after a write of more than [`PAD_STEP_MAX_WRITE`] — and none
+    /// where a known space limit is near (the step must not take the space that non-growing
+    /// commits and checkpoints need).
+    ///
+    /// Why the bound for mid-sized writes: zeros cost what frames cost to write and flush (in
+    /// Firefox ~1.35 ms per MiB, 568 µs written and 785 µs flushed, results/2026-12-05-night),
+    /// and each later commit that fits saves the premium of growing the file (~0.46 ms in
+    /// Firefox, ~0.21 ms in Chromium, per 4 KiB pair). Autocommits (1.4 KB of patches in the
+    /// rollback-journal modes, 12.6 KB of WAL frames) fill a step in 60 to 700 commits, so a
+    /// whole step pays back many times. A commit of tens of KB (the filesystem API's 1,000
+    /// creates or renames: 60 and 30 KB of frames) padded to a 1 MiB step wrote ~1 MiB of
+    /// zeros, three premiums' worth, for commits that may never come: in Firefox that was
+    /// ~1.2 µs per created or renamed file (bench-fs). Four times its own bytes cost less than
+    /// one premium and still hold four more such commits.
     ///
     /// Why not after a large write: the step saves small commits a dearer flush (see
     /// `write_out`), but a run of large writes — a big transaction spilling 1 MiB at a time in
@@ -1057,7 +1069,10 @@ impl<S: Storage> Volume<S> {
         if end <= self.physical_len[1] || n >= PAD_MAX_WRITE {
             return 0;
         }
-        let pad = end.next_multiple_of(self.log_step()) - end;
+        let mut pad = end.next_multiple_of(self.log_step()) - end;
+        if n > PAD_STEP_MAX_WRITE {
+            pad = pad.min((PAD_PER_BYTE * n) as u64);
+        }
         if self.spare_log_fits(end + pad) {
             pad
         } else {
@@ -1476,6 +1491,13 @@ pub(crate) fn space_reserve(limit: u64) -> u64 {
 /// Log writes of at least this many bytes extend the file by their frames only (no step of
 /// zeros after them): see `Volume::log_padding`.
 const PAD_MAX_WRITE: usize = 256 << 10;
+
+/// Log writes of at most this many bytes (every autocommit) pad the file to the next step;
+/// larger ones at most [`PAD_PER_BYTE`] × their bytes: see `Volume::log_padding`.
+const PAD_STEP_MAX_WRITE: usize = 16 << 10;
+
+/// Zeros per byte written that a log write of more than [`PAD_STEP_MAX_WRITE`] may add.
+const PAD_PER_BYTE: usize = 4;
 
 /// Bytes that hold any one frame (header and the largest payload: a page image, a name of
 /// 1,024 bytes or 512 file ids), for [`Volume::repair_log_tail`]'s check.
