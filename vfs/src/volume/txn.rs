@@ -1049,14 +1049,17 @@ impl<S: Storage> Volume<S> {
     ///
     /// Why the bound for mid-sized writes: zeros cost what frames cost to write and flush (in
     /// Firefox ~1.35 ms per MiB, 568 µs written and 785 µs flushed, results/2026-12-05-night),
-    /// and each later commit that fits saves the premium of growing the file (~0.46 ms in
-    /// Firefox, ~0.21 ms in Chromium, per 4 KiB pair). Autocommits (1.4 KB of patches in the
-    /// rollback-journal modes, 12.6 KB of WAL frames) fill a step in 60 to 700 commits, so a
-    /// whole step pays back many times. A commit of tens of KB (the filesystem API's 1,000
-    /// creates or renames: 60 and 30 KB of frames) padded to a 1 MiB step wrote ~1 MiB of
-    /// zeros, three premiums' worth, for commits that may never come: in Firefox that was
-    /// ~1.2 µs per created or renamed file (bench-fs). Four times its own bytes cost less than
-    /// one premium and still hold four more such commits.
+    /// and each later commit that fits saves the premium of growing the file (per 4 KiB pair:
+    /// 35-460 µs in Firefox, sitting to sitting; ~0.2 ms in Chromium). Autocommits (1.4 KB of
+    /// patches in the rollback-journal modes, 12.6 KB of WAL frames) fill a step in 60 to 700
+    /// commits, so a whole step pays back many times. A commit of tens of KB (the filesystem
+    /// API's 1,000 creates or renames: 65 and 68 KB of frames) padded to a 1 MiB step wrote
+    /// ~1 MiB of zeros for commits that may never come. Bounded by its own bytes, the pad costs
+    /// at most what the commit's frames cost and holds one more such commit. Measured in the
+    /// bench-fs lifecycle, pages alternated twice in one sitting (results/2026-12-06-fs-pad),
+    /// Firefox Strict, ms per 1,000 files, Disk / Memory mode: create 2.06-1.66 / 2.10-1.78
+    /// with 4 × the bytes, 1.50-1.56 / 1.50-1.56 with 1 ×; rename 3.22-2.44 / 2.64-2.28
+    /// against 2.10-1.88 / 1.56-1.68; Chromium alike (create 1.41-1.50 against 1.03-1.19).
     ///
     /// Why not after a large write: the step saves small commits a dearer flush (see
     /// `write_out`), but a run of large writes — a big transaction spilling 1 MiB at a time in
@@ -1496,8 +1499,9 @@ const PAD_MAX_WRITE: usize = 256 << 10;
 /// larger ones at most [`PAD_PER_BYTE`] × their bytes: see `Volume::log_padding`.
 const PAD_STEP_MAX_WRITE: usize = 16 << 10;
 
-/// Zeros per byte written that a log write of more than [`PAD_STEP_MAX_WRITE`] may add.
-const PAD_PER_BYTE: usize = 4;
+/// Zeros per byte written that a log write of more than [`PAD_STEP_MAX_WRITE`] may add (4 was
+/// measured slower in the filesystem lifecycle: see `Volume::log_padding`).
+const PAD_PER_BYTE: usize = 1;
 
 /// Bytes that hold any one frame (header and the largest payload: a page image, a name of
 /// 1,024 bytes or 512 file ids), for [`Volume::repair_log_tail`]'s check.
