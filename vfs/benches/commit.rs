@@ -73,7 +73,9 @@ fn names(prefix: &str) -> Vec<String> {
     (0..FILES).map(|i| format!("{prefix}-{i:06}")).collect()
 }
 
-/// A fresh Strict volume, optionally with `names` created and committed.
+/// A fresh Strict volume, optionally with `names` created, written (1 KiB each) and committed,
+/// then read back once (as the lifecycle's phases before rename and delete do; in Disk mode the
+/// reads fill the page cache).
 fn fs_volume(mode: BufferMode, existing: &[String]) -> Volume<MemoryStorage> {
     let opts = VolumeOptions {
         buffer_mode: mode,
@@ -82,10 +84,17 @@ fn fs_volume(mode: BufferMode, existing: &[String]) -> Volume<MemoryStorage> {
         ..VolumeOptions::default()
     };
     let mut v = Volume::mount(MemoryStorage::new(), opts).expect("mount");
+    let data = vec![7u8; 1024];
     for n in existing {
-        v.create(n).expect("create");
+        let id = v.create(n).expect("create");
+        v.write(id, 0, &data).expect("write");
     }
     v.commit().expect("commit");
+    let mut buf = vec![0u8; 1025];
+    for n in existing {
+        let id = v.open(n).expect("open");
+        assert_eq!(v.read(id, 0, &mut buf).expect("read"), 1024);
+    }
     v
 }
 

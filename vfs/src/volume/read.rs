@@ -74,7 +74,12 @@ pub(crate) fn load_window(
 /// before the change).
 #[derive(Debug, Default)]
 pub(crate) struct PageCache {
-    map: super::FastMap<(u64, u64), Box<[u8]>>,
+    /// Page images by file, then page: a file's pages go in one step when it is deleted or
+    /// cut (a flat map keyed by (file, page) was scanned whole for each: deleting 500 files
+    /// after reading them in Disk mode cost ~0.3 µs more per file than in Memory mode).
+    map: super::FastMap<u64, super::FastMap<u64, Box<[u8]>>>,
+    /// Images in `map`.
+    len: usize,
     order: VecDeque<(u64, u64)>,
     cap: usize,
     windows: Vec<Window>,
@@ -128,11 +133,11 @@ impl PageCache {
 
     pub(crate) fn bytes(&self) -> u64 {
         let windows: usize = self.windows.iter().map(|w| w.buf.capacity()).sum();
-        (self.map.len() * PAGE_SIZE + windows) as u64
+        (self.len * PAGE_SIZE + windows) as u64
     }
 
     pub(crate) fn get(&self, file: u64, page: u64) -> Option<&[u8]> {
-        if let Some(b) = self.map.get(&(file, page)) {
+        if let Some(b) = self.map.get(&file).and_then(|m| m.get(&page)) {
             return Some(&b[..]);
         }
         let w = self.windows.iter().find(|w| w.covers(file, page))?;
@@ -148,7 +153,7 @@ impl PageCache {
 
     /// In the map (the window does not count): such a page must not be read from its home.
     fn in_map(&self, file: u64, page: u64) -> bool {
-        self.map.contains_key(&(file, page))
+        self.map.get(&file).is_some_and(|m| m.contains_key(&page))
     }
 
     pub(crate) fn put(&mut self, file: u64, page: u64, img: Box<[u8]>) {
@@ -156,21 +161,39 @@ impl PageCache {
         if self.cap == 0 {
             return;
         }
-        if self.map.insert((file, page), img).is_none() {
+        if self
+            .map
+            .entry(file)
+            .or_default()
+            .insert(page, img)
+            .is_none()
+        {
+            self.len += 1;
             self.order.push_back((file, page));
         }
-        while self.map.len() > self.cap {
+        while self.len > self.cap {
             match self.order.pop_front() {
-                Some(k) => {
-                    self.map.remove(&k);
-                }
+                Some((f, p)) => self.remove_image(f, p),
                 None => break,
             }
         }
         // Keys removed by `remove`/`cut` linger in `order`; bound it.
         if self.order.len() > 4 * self.cap.max(16) {
             let map = &self.map;
-            self.order.retain(|k| map.contains_key(k));
+            self.order
+                .retain(|(f, p)| map.get(f).is_some_and(|m| m.contains_key(p)));
+        }
+    }
+
+    /// Drops one image from the map, if there.
+    fn remove_image(&mut self, file: u64, page: u64) {
+        if let Some(m) = self.map.get_mut(&file) {
+            if m.remove(&page).is_some() {
+                self.len -= 1;
+            }
+            if m.is_empty() {
+                self.map.remove(&file);
+            }
         }
     }
 
@@ -206,22 +229,32 @@ impl PageCache {
 
     pub(crate) fn remove(&mut self, file: u64, page: u64) {
         self.drop_windows(|w| w.covers(file, page));
-        self.map.remove(&(file, page));
+        self.remove_image(file, page);
     }
 
     pub(crate) fn cut(&mut self, file: u64, from_page: u64) {
         self.drop_windows(|w| w.file == file && w.first + w.pages > from_page);
-        self.map.retain(|&(f, p), _| f != file || p < from_page);
+        if let Some(m) = self.map.get_mut(&file) {
+            let before = m.len();
+            m.retain(|&p, _| p < from_page);
+            self.len -= before - m.len();
+            if m.is_empty() {
+                self.map.remove(&file);
+            }
+        }
     }
 
     pub(crate) fn remove_file(&mut self, file: u64) {
         self.drop_windows(|w| w.file == file);
-        self.map.retain(|&(f, _), _| f != file);
+        if let Some(m) = self.map.remove(&file) {
+            self.len -= m.len();
+        }
     }
 
     pub(crate) fn remove_all(&mut self) {
         self.drop_windows(|_| true);
         self.map.clear();
+        self.len = 0;
         self.order.clear();
     }
 }
@@ -736,4 +769,54 @@ enum PendingImage {
     Spilled(LogLoc),
     Zero,
     Committed,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn img(b: u8) -> Box<[u8]> {
+        vec![b; PAGE_SIZE].into_boxed_slice()
+    }
+
+    /// The count of images follows every way one leaves (eviction, remove, cut, a file's
+    /// removal), and a file's removal or cut takes exactly its pages.
+    #[test]
+    fn page_cache_keeps_its_count_and_drops_only_what_is_asked() {
+        let mut c = PageCache::new(2 << 20);
+        assert!(c.cap >= 8 && c.max_windows >= 1);
+        for f in 0..3u64 {
+            for p in 0..4u64 {
+                c.put(f, p, img((f * 10 + p) as u8));
+            }
+        }
+        assert_eq!(c.len, 12);
+        c.remove_file(1);
+        assert_eq!(c.len, 8);
+        assert!((0..4).all(|p| c.get(1, p).is_none()));
+        assert_eq!(c.get(2, 3).map(|b| b[0]), Some(23));
+        c.cut(0, 2);
+        assert_eq!(c.len, 6);
+        assert_eq!(c.get(0, 1).map(|b| b[0]), Some(1));
+        assert!(c.get(0, 2).is_none() && c.get(0, 3).is_none());
+        c.remove(2, 0);
+        assert_eq!(c.len, 5);
+        assert_eq!(c.bytes(), (5 * PAGE_SIZE) as u64);
+        // Past the cap, the oldest images go first.
+        let cap = c.cap;
+        for p in 0..cap as u64 {
+            c.put(9, p, img(9));
+        }
+        assert_eq!(c.len, cap);
+        assert!(c.get(0, 0).is_none(), "the oldest image was evicted");
+        assert!(c.get(9, cap as u64 - 1).is_some());
+        let counted: usize = c.map.values().map(|m| m.len()).sum();
+        assert_eq!(counted, c.len);
+        assert!(
+            c.map.values().all(|m| !m.is_empty()),
+            "no empty file entries"
+        );
+        c.remove_all();
+        assert_eq!((c.len, c.bytes()), (0, 0));
+    }
 }
