@@ -785,9 +785,9 @@ mod tests {
     fn page_cache_keeps_its_count_and_drops_only_what_is_asked() {
         let mut c = PageCache::new(2 << 20);
         assert!(c.cap >= 8 && c.max_windows >= 1);
-        for f in 0..3u64 {
-            for p in 0..4u64 {
-                c.put(f, p, img((f * 10 + p) as u8));
+        for f in 0..3u8 {
+            for p in 0..4u8 {
+                c.put(f.into(), p.into(), img(f * 10 + p));
             }
         }
         assert_eq!(c.len, 12);
