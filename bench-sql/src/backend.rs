@@ -24,6 +24,11 @@ use crate::BenchError;
 /// File name of the database inside a backend's storage.
 pub const DB_NAME: &str = "bench.db";
 
+/// Name of the memory reference: SQLite over rsqlite-vfs' memory VFS (`memvfs`), the same
+/// backend in the browser (`browser::MemvfsBackend`, sqlite-wasm-rs re-exports rsqlite-vfs)
+/// and natively (`native::MemvfsBackend`), so ratios to it mean the same on both.
+pub const MEMVFS_NAME: &str = "sqlite-memvfs";
+
 /// Pragmas every connection gets after opening: SQLite's defaults, stated so that a changed
 /// default cannot change what is measured. `:memory:` keeps `journal_mode=memory` whatever is
 /// asked.

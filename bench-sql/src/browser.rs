@@ -50,8 +50,7 @@ use crate::runner::{run_rounds, Ours, Plan, Progress};
 use crate::sql::DEFAULT_SEED;
 use crate::BenchError;
 
-/// The browser memory reference's backend name ([`MemvfsBackend`]).
-pub const MEMVFS_NAME: &str = "sqlite-memvfs";
+pub use crate::backend::MEMVFS_NAME;
 
 // ----------------------------------------------------------------------------------------
 // Shared helpers

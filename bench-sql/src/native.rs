@@ -110,8 +110,7 @@ impl SqlBackend for MemoryBackend {
 // memvfs: the browser's memory reference, natively
 // ----------------------------------------------------------------------------------------
 
-/// Name of [`MemvfsBackend`], as in the browser (`bench_sql::browser::MEMVFS_NAME`).
-pub const MEMVFS_NAME: &str = "sqlite-memvfs";
+pub use crate::backend::MEMVFS_NAME;
 
 /// Clock, randomness and sleep for memvfs (SQLite asks its VFS for them).
 struct NativeOs;
