@@ -28,21 +28,32 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use opfs_vfs::storage::MemoryStorage;
 use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
 
-/// A volume of `files` committed, checkpointed 1 KiB files (all resident in Memory mode).
-fn volume(mode: BufferMode, files: usize) -> Volume<MemoryStorage> {
+/// A fresh volume on `MemoryStorage` with `names` created, written (1 KiB each) and committed.
+fn mounted_with(
+    mode: BufferMode,
+    durability: Durability,
+    names: &[String],
+) -> Volume<MemoryStorage> {
     let opts = VolumeOptions {
         buffer_mode: mode,
-        durability: Durability::Balanced,
+        durability,
         memory_budget: None,
         ..VolumeOptions::default()
     };
     let mut v = Volume::mount(MemoryStorage::new(), opts).expect("mount");
     let data = vec![7u8; 1024];
-    for i in 0..files {
-        let id = v.create(&format!("f{i}")).expect("create");
+    for n in names {
+        let id = v.create(n).expect("create");
         v.write(id, 0, &data).expect("write");
     }
     v.commit().expect("commit");
+    v
+}
+
+/// A volume of `files` committed, checkpointed 1 KiB files (all resident in Memory mode).
+fn volume(mode: BufferMode, files: usize) -> Volume<MemoryStorage> {
+    let names: Vec<String> = (0..files).map(|i| format!("f{i}")).collect();
+    let mut v = mounted_with(mode, Durability::Balanced, &names);
     v.checkpoint().expect("checkpoint");
     v
 }
@@ -77,19 +88,7 @@ fn names(prefix: &str) -> Vec<String> {
 /// then read back once (as the lifecycle's phases before rename and delete do; in Disk mode the
 /// reads fill the page cache).
 fn fs_volume(mode: BufferMode, existing: &[String]) -> Volume<MemoryStorage> {
-    let opts = VolumeOptions {
-        buffer_mode: mode,
-        durability: Durability::Strict,
-        memory_budget: None,
-        ..VolumeOptions::default()
-    };
-    let mut v = Volume::mount(MemoryStorage::new(), opts).expect("mount");
-    let data = vec![7u8; 1024];
-    for n in existing {
-        let id = v.create(n).expect("create");
-        v.write(id, 0, &data).expect("write");
-    }
-    v.commit().expect("commit");
+    let mut v = mounted_with(mode, Durability::Strict, existing);
     let mut buf = vec![0u8; 1025];
     for n in existing {
         let id = v.open(n).expect("open");
