@@ -13,10 +13,13 @@
 //! `fs_phase`: the filesystem lifecycle's phases as bench-fs runs them (1,000 files: create
 //! them and commit; rename them and commit; delete half and commit), Strict, on
 //! `MemoryStorage`, so the time is the engine's CPU plus copying the commit's bytes into
-//! memory. Issue 11 asks ≤ 2 µs per file in Firefox, where the phase's one write and flush
-//! already cost ~0.5-1.3 µs per file. Criterion medians, Memory mode (Disk mode alike), this
-//! 2-core machine, 2026-12-06: create 876 µs, rename 938 µs, delete 395 µs before the Fx maps
-//! and the single walk of the open records; 568, 495 and 240 µs after.
+//! memory. Rename and delete start from 1,000 files of 1 KiB, written and read back once (in
+//! Disk mode the reads fill the page cache). Issue 11 asks ≤ 2 µs per file in Firefox, where
+//! the phase's one write and flush already cost ~0.5-1.3 µs per file. Criterion medians, this
+//! 2-core machine, 2026-12-06: with empty files (the first version of this bench), Memory mode
+//! (Disk alike), create 876 µs, rename 938 µs, delete 395 µs before the Fx maps and the single
+//! walk of the open records, 568, 495 and 240 µs after; with the files written and read, Disk
+//! mode's delete took 513 µs before the page cache was keyed by file and 420-477 µs after.
 //!
 //! `cargo bench -p opfs-vfs --bench commit`
 
