@@ -17,7 +17,7 @@
 //! (OPFS sync access handles). Everything is single-threaded: futures are not `Send`.
 
 use bench_results::sql::{BackendMeta, Engine, PhysicalCounters};
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 
 use crate::BenchError;
 
@@ -217,6 +217,33 @@ pub fn apply_pragmas(conn: &Connection) -> Result<(), BenchError> {
     // journal_mode returns a row; execute_script steps it.
     crate::execute_script(conn, PRAGMAS)?;
     Ok(())
+}
+
+/// Flags every backend's connection is opened with (one thread per connection).
+pub(crate) fn open_flags() -> OpenFlags {
+    OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+}
+
+/// Opens `file` through the VFS `vfs_name` and applies the pragmas.
+pub(crate) fn open_db(file: &str, vfs_name: &str) -> Result<Connection, BenchError> {
+    let conn = Connection::open_with_flags_and_vfs(file, open_flags(), vfs_name)?;
+    apply_pragmas(&conn)?;
+    Ok(conn)
+}
+
+/// Closes a connection, keeping SQLite's error.
+pub(crate) fn close_conn(conn: Connection) -> Result<(), BenchError> {
+    conn.close().map_err(|(_, e)| BenchError::Sql(e))
+}
+
+/// A backend's lifecycle went wrong (a call out of order, a file it could not remove).
+pub(crate) fn lifecycle(backend: &impl SqlBackend, message: &str) -> BenchError {
+    BenchError::Lifecycle {
+        backend: backend.name(),
+        message: message.to_owned(),
+    }
 }
 
 /// Implements [`SqlBackend`] for an enum whose every variant wraps one backend, by delegating

@@ -25,7 +25,7 @@ use std::cell::Cell;
 use std::fmt;
 
 use js_sys::{Array, Function, Promise, Reflect};
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use sqlite_wasm_rs::vfs::memvfs::MemVfsUtil;
 use sqlite_wasm_rs::vfs::VfsFilesManager as _;
 use sqlite_wasm_rs::WasmOsCallback;
@@ -43,8 +43,8 @@ use bench_results::sql::{BackendMeta, PhysicalCounters, SqlSection};
 use bench_results::Environment;
 
 use crate::backend::{
-    apply_pragmas, base_meta, durability, ours_durability, ours_meta, ours_name, packages,
-    SqlBackend, DB_NAME, PRAGMA_SETTINGS,
+    base_meta, close_conn, durability, lifecycle, open_db, ours_durability, ours_meta, ours_name,
+    packages, SqlBackend, DB_NAME, PRAGMA_SETTINGS,
 };
 use crate::runner::{run_rounds, Ours, Plan, Progress};
 use crate::sql::DEFAULT_SEED;
@@ -76,30 +76,6 @@ pub fn random_tag() -> String {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let r = (js_sys::Math::random() * (1u64 << 48) as f64) as u64;
     format!("{r:012x}")
-}
-
-fn lifecycle(backend: &impl SqlBackend, message: &str) -> BenchError {
-    BenchError::Lifecycle {
-        backend: backend.name(),
-        message: message.to_owned(),
-    }
-}
-
-fn close_conn(conn: Connection) -> Result<(), BenchError> {
-    conn.close().map_err(|(_, e)| BenchError::Sql(e))
-}
-
-fn open_flags() -> OpenFlags {
-    OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-}
-
-/// Opens `file` through the VFS `vfs_name` and applies the pragmas.
-fn open_db(file: &str, vfs_name: &str) -> Result<Connection, BenchError> {
-    let conn = Connection::open_with_flags_and_vfs(file, open_flags(), vfs_name)?;
-    apply_pragmas(&conn)?;
-    Ok(conn)
 }
 
 /// Removes an OPFS directory (a `/`-separated path) and everything in it; absent is fine.

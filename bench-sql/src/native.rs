@@ -14,14 +14,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use opfs_vfs::sqlite::{self, VfsHandle};
 use opfs_vfs::storage::StdStorage;
 use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use tempfile::TempDir;
 
 use bench_results::sql::{BackendMeta, PhysicalCounters};
 
 use crate::backend::{
-    apply_pragmas, base_meta, durability, ours_durability, ours_meta, ours_name, packages,
-    SqlBackend, DB_NAME,
+    apply_pragmas, base_meta, close_conn, durability, lifecycle, open_db, open_flags,
+    ours_durability, ours_meta, ours_name, packages, SqlBackend, DB_NAME,
 };
 use crate::BenchError;
 
@@ -35,23 +35,6 @@ fn bundled_meta(b: &impl SqlBackend, settings: &str) -> BackendMeta {
         durability_settings: Some(settings.to_owned()),
         ..base_meta(b, REFERENCE)
     }
-}
-
-fn lifecycle(backend: &impl SqlBackend, message: &str) -> BenchError {
-    BenchError::Lifecycle {
-        backend: backend.name(),
-        message: message.to_owned(),
-    }
-}
-
-fn close_conn(conn: Connection) -> Result<(), BenchError> {
-    conn.close().map_err(|(_, e)| BenchError::Sql(e))
-}
-
-fn open_flags() -> OpenFlags {
-    OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
 }
 
 // ----------------------------------------------------------------------------------------
@@ -229,9 +212,7 @@ impl SqlBackend for MemvfsBackend {
         let Some(file) = &self.file else {
             return Err(lifecycle(self, "open before prepare"));
         };
-        let conn = Connection::open_with_flags_and_vfs(file, open_flags(), "memvfs")?;
-        apply_pragmas(&conn)?;
-        Ok(conn)
+        open_db(file, "memvfs")
     }
 
     async fn sync(&mut self, _conn: &Connection) -> Result<(), BenchError> {
