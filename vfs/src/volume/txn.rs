@@ -682,13 +682,12 @@ impl<S: Storage> Volume<S> {
     }
 
     /// Applies a durable commit of `ids` to the committed state.
-    fn apply(&mut self, ids: &[u64], serialized: Serialized) {
+    fn apply(&mut self, ids: &[u64], mut serialized: Serialized) {
         // A commit of every open record (the usual case: SQLite's, and the filesystem API's
         // `commit()`) takes the records in one piece: removing a thousand of them one by one
         // shifted the rest of each B-tree node every time (a third of the copying in `perf`
-        // when 1,000 files are created and committed). `ids` are distinct keys of `pending`,
-        // so equal lengths mean the same set.
-        let mut records: Vec<(u64, Pending)> = if ids.len() == self.pending.len() {
+        // when 1,000 files are created and committed).
+        let mut taken: Vec<(u64, Pending)> = if covers_all(&self.pending, ids) {
             std::mem::take(&mut self.pending).into_iter().collect()
         } else {
             ids.iter()
@@ -698,11 +697,10 @@ impl<S: Storage> Volume<S> {
         // Records and logged pages are matched as two lists sorted by id, not through a map.
         // Both come in ascending order already (`in_scope`, `serialize`); the sorts only make
         // the match independent of that (a sorted input costs one pass).
-        records.sort_unstable_by_key(|(id, _)| *id);
-        let mut serialized = serialized;
+        taken.sort_unstable_by_key(|(id, _)| *id);
         serialized.sort_unstable_by_key(|(id, _)| *id);
         let mut serialized = serialized.into_iter().peekable();
-        for (id, p) in records {
+        for (id, p) in taken {
             while serialized.next_if(|(sid, _)| *sid < id).is_some() {}
             let locs = match serialized.next_if(|(sid, _)| *sid == id) {
                 Some((_, locs)) => locs,
@@ -1359,6 +1357,12 @@ fn page_log(
     }
 }
 
+/// Whether `ids` are all the open records. `ids` are always distinct keys of `pending` (as
+/// `Volume::in_scope` gives them), so equal counts mean the same set.
+fn covers_all(pending: &BTreeMap<u64, Pending>, ids: &[u64]) -> bool {
+    ids.len() == pending.len()
+}
+
 /// The open records of `ids` with their ids, in the order of `ids`. `ids` must be distinct keys
 /// of `pending`, ascending (as `Volume::in_scope` gives them): when they are all of them (a
 /// commit of everything, the usual case) the map is walked once instead of looked up per id,
@@ -1367,7 +1371,7 @@ fn records<'a>(
     pending: &'a BTreeMap<u64, Pending>,
     ids: &'a [u64],
 ) -> impl Iterator<Item = (u64, &'a Pending)> + 'a {
-    let all = ids.len() == pending.len();
+    let all = covers_all(pending, ids);
     let whole = all.then(|| pending.iter().map(|(&id, p)| (id, p)));
     let each = (!all).then(|| ids.iter().filter_map(|&id| Some((id, pending.get(&id)?))));
     whole
