@@ -112,6 +112,11 @@ pub struct RunConfig {
     /// [`RunConfig::fs_rounds`] (a turn builds a whole database: the full preset runs few).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_runs: Option<u32>,
+    /// Runs of the batch per backend and SQL round, back to back after the round's suites; the
+    /// round's sample is the fastest run (`bench_sql::runner::Plan::batch_repeats`). `None` (and
+    /// documents from before it): one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_repeats: Option<u32>,
     /// Seed of the shuffle that orders the backends in each round (absent in version 1
     /// documents, whose rounds ran in one fixed order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,6 +135,11 @@ impl RunConfig {
     /// Measured rounds of the scale suite.
     pub fn scale_rounds(&self) -> u32 {
         self.scale_runs.unwrap_or_else(|| self.fs_rounds())
+    }
+
+    /// Runs of the batch per backend and SQL round (at least 1).
+    pub fn batch_runs_per_round(&self) -> u32 {
+        self.batch_repeats.unwrap_or(1).max(1)
     }
 
     /// Measured SQL rounds of a JavaScript peer (at most `runs`).

@@ -319,6 +319,11 @@ pub struct BatchRun {
     /// Physical calls during the transaction, where the backend counts them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<PhysicalCounters>,
+    /// Where the batch ran more than once in the round: every run's `ms`, in running order;
+    /// this record is the fastest run (bench-sql's `fastest_repetition`). Empty:
+    /// one run (and in documents before this field).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats_ms: Vec<f64>,
 }
 
 impl SqlSection {

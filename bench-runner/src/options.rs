@@ -127,6 +127,9 @@ pub struct PageParams {
     pub scale_rows: Option<u64>,
     /// `scale_runs=` (measured rounds of the scale suite); `None`: the preset's.
     pub scale_runs: Option<u32>,
+    /// `batch_repeats=` (runs of the batch per backend and SQL round, the fastest kept); `None`:
+    /// the preset's.
+    pub batch_repeats: Option<u32>,
     /// `target_pct=` (stop the SQL rounds once every 16-case total ratio is within ± this many
     /// percent; 0: exactly `runs`); `None`: the preset's (none when `runs` is given).
     pub target_pct: Option<f64>,
@@ -149,6 +152,7 @@ impl PageParams {
             sql_scale: None,
             scale_rows: None,
             scale_runs: None,
+            batch_repeats: None,
             target_pct: None,
             commit: None,
         }
@@ -186,6 +190,9 @@ impl PageParams {
         }
         if let Some(r) = self.scale_runs {
             q.push_str(&format!("&scale_runs={r}"));
+        }
+        if let Some(r) = self.batch_repeats {
+            q.push_str(&format!("&batch_repeats={r}"));
         }
         if let Some(t) = self.target_pct {
             q.push_str(&format!("&target_pct={t}"));
@@ -386,6 +393,9 @@ run: serve the page, run it headless in each browser, write
   --target-pct P       stop the SQL rounds once every 16-case total ratio's 95 % interval is
                        within ±P % (checked every 4 rounds from 12 on; --runs is then the most;
                        0: exactly --runs; default: the preset's, full 3; none with --runs alone)
+  --batch-repeats N    runs of the batch per backend and SQL round, back to back after the
+                       round's suites; the fastest is the round's sample (default: the
+                       preset's, full and phone 5, quick 3)
   --fs-runs N          measured rounds of the lifecycle and raw workloads (default: the preset's)
   --peer-runs N        measured SQL rounds the JavaScript peers run in: the first N (they also
                        run in the warm-up; ours and the references run in every round; default:
@@ -558,6 +568,9 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
             }
             "--scale-runs" => {
                 page.scale_runs = Some(number(&a, &next_value(&mut it, &a)?)?.max(1));
+            }
+            "--batch-repeats" => {
+                page.batch_repeats = Some(number(&a, &next_value(&mut it, &a)?)?.max(1));
             }
             "--commit" => page.commit = Some(next_value(&mut it, &a)?),
             "--out-dir" => out_dir = PathBuf::from(next_value(&mut it, &a)?),
@@ -787,6 +800,13 @@ mod tests {
         assert!(!o.page.query().contains("peer_runs"));
         assert!(parse(&["--peer-runs"]).is_err());
         assert!(parse(&["--peer-runs", "x"]).is_err());
+        let Command::Run(o) = parse(&["--batch-repeats", "7"]).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!(o.page.batch_repeats, Some(7));
+        assert!(o.page.query().contains("&batch_repeats=7"));
+        assert!(!PageParams::preset(Preset::Full).query().contains("batch_repeats"));
+        assert!(parse(&["--batch-repeats", "x"]).is_err());
         assert!(USAGE.contains("--peer-runs N"));
         assert!(parse(&["--bogus"]).is_err());
         assert!(matches!(parse(&["--help"]).unwrap(), Command::Help));

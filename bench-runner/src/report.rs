@@ -478,6 +478,12 @@ fn config_line(e: &Entry) -> String {
             c.scale_rounds()
         ));
     }
+    if c.batch_repeats.is_some() && c.runs_suite(Suite::Batch) {
+        parts.push(format!(
+            "batch: the fastest of {} passes per round",
+            c.batch_runs_per_round()
+        ));
+    }
     if let Some(s) = c.order_seed {
         parts.push(format!("order seed {s}"));
     }

@@ -978,6 +978,7 @@ pub async fn run_browser(
         order_seed: config.order_seed,
         suite: true,
         batch: true,
+        batch_repeats: 1,
         data_dir: Some(format!("opfs:{}", config.opfs_root)),
         precision: None,
     };

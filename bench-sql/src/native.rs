@@ -905,6 +905,7 @@ mod tests {
             order_seed: 99,
             suite: true,
             batch: true,
+            batch_repeats: 1,
             data_dir: None,
             precision: None,
         };
@@ -977,6 +978,7 @@ mod tests {
             order_seed: 3,
             suite: true,
             batch: true,
+            batch_repeats: 1,
             data_dir: None,
             precision: None,
         };

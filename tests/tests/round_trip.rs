@@ -48,6 +48,7 @@ fn document() -> Document {
         order_seed: 5,
         suite: true,
         batch: true,
+        batch_repeats: 1,
         data_dir: None,
         precision: None,
     };
@@ -470,6 +471,7 @@ fn a_peer_capped_by_peer_runs_validates_and_pairs_by_round() {
         order_seed: 11,
         suite: true,
         batch: true,
+        batch_repeats: 1,
         data_dir: None,
         precision: None,
     };

@@ -759,6 +759,7 @@ async fn run_sql_rounds(
             .unwrap_or(bench_results::stats::ORDER_SEED),
         suite: config.runs_suite(Suite::Sql),
         batch: config.runs_suite(Suite::Batch),
+        batch_repeats: config.batch_runs_per_round(),
         data_dir: Some(format!("opfs:{SQL_OPFS_ROOT}")),
         // The summary's bootstrap (`doc.summarize` below): the stop and the published
         // intervals are the same computation.

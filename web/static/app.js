@@ -7,7 +7,8 @@
 // Automation contract (the headless runner, bench-runner, relies on it):
 //   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw,handoff,scale&backends=<list>|all
 //        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N, peer_runs=N,
-//        scale_rows=N, scale_runs=N, target_pct=P: stop the SQL rounds at ±P % (0: exactly runs))
+//        scale_rows=N, scale_runs=N, target_pct=P: stop the SQL rounds at ±P % (0: exactly runs),
+//        batch_repeats=N: runs of the batch per backend and round, the fastest kept)
 //   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, resultJson (the
 //                     document's text as Rust wrote it: read this one), error,
 //                     consoleErrors: [], calibrate()}, updated live. The results view is rendered
@@ -1158,6 +1159,8 @@ function readConfig() {
     raw_cycle_calls: int('raw_cycle_calls'),
     scale_rows: int('scale_rows'),
     scale_runs: int('scale_runs'),
+    // Only from the URL (absent: the preset's).
+    ...(params.get('batch_repeats') ? { batch_repeats: Number(params.get('batch_repeats')) } : {}),
     commit: commit || null,
   };
 }

@@ -7,6 +7,8 @@
 //!   --runs N          measured runs per backend (default 3)
 //!   --warmup N        warm-up runs per backend, excluded from statistics (default 1; the
 //!                     scale suite runs at most 1)
+//!   --batch-repeats N runs of the batch per backend and round, the fastest kept (default 5,
+//!                     as the page's full preset)
 //!   --seed N          PRNG seed (default bench_sql::sql::DEFAULT_SEED)
 //!   --backends A,B    only backends whose name contains one of these
 //!   --dir PATH        where file backends make their temp directories (default: system
@@ -69,6 +71,7 @@ mod native {
         suites: Vec<SuiteKind>,
         runs: u32,
         warmup: u32,
+        batch_repeats: u32,
         seed: u64,
         order_seed: u64,
         backends: Vec<String>,
@@ -83,7 +86,7 @@ mod native {
     }
 
     const USAGE: &str = "usage: bench-sql-native [--suites sql,batch,scale] [--runs N] \
-                         [--warmup N] [--seed N] [--backends A,B] [--dir PATH] [--out PATH] \
+                         [--warmup N] [--batch-repeats N] [--seed N] [--backends A,B] [--dir PATH] [--out PATH] \
                          [--scale N] [--scale-rows N] [--scale-runs N] [--order-seed N] \
                          [--reference sqlite-memory|sqlite-memvfs]";
 
@@ -107,6 +110,7 @@ mod native {
             suites: vec![SuiteKind::Sql, SuiteKind::Batch],
             runs: 3,
             warmup: 1,
+            batch_repeats: 5,
             seed: DEFAULT_SEED,
             order_seed: bench_results::stats::ORDER_SEED,
             backends: Vec::new(),
@@ -131,6 +135,7 @@ mod native {
                 "--suites" => args.suites = parse_suites(&value)?,
                 "--runs" => args.runs = num32(&value)?.max(1),
                 "--warmup" => args.warmup = num32(&value)?,
+                "--batch-repeats" => args.batch_repeats = num32(&value)?.max(1),
                 "--seed" => args.seed = num(&value)?,
                 "--order-seed" => args.order_seed = num(&value)?,
                 "--backends" => {
@@ -177,6 +182,7 @@ mod native {
             raw_small_calls: 0,
             raw_cycle_calls: 0,
             order_seed: Some(args.order_seed),
+            batch_repeats: Some(args.batch_repeats),
             handoffs: None,
             scale_rows: wants(SuiteKind::Scale).then_some(args.scale_rows),
             scale_runs: wants(SuiteKind::Scale).then_some(scale_runs),
@@ -267,6 +273,7 @@ mod native {
             order_seed: args.order_seed,
             suite: config.runs_suite(SuiteKind::Sql),
             batch: config.runs_suite(SuiteKind::Batch),
+            batch_repeats: args.batch_repeats,
             data_dir: Some(args.dir.display().to_string()),
             precision: None,
         };
