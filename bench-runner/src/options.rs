@@ -805,7 +805,9 @@ mod tests {
         };
         assert_eq!(o.page.batch_repeats, Some(7));
         assert!(o.page.query().contains("&batch_repeats=7"));
-        assert!(!PageParams::preset(Preset::Full).query().contains("batch_repeats"));
+        assert!(!PageParams::preset(Preset::Full)
+            .query()
+            .contains("batch_repeats"));
         assert!(parse(&["--batch-repeats", "x"]).is_err());
         assert!(USAGE.contains("--peer-runs N"));
         assert!(parse(&["--bogus"]).is_err());

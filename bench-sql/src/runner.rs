@@ -14,9 +14,10 @@
 //! ([`bench_results::stats::round_orders`]), then [`Plan::batch_repeats`] passes of the batch in
 //! the same order (the round's batch sample is the fastest pass); the order of every round is
 //! recorded. The batches of a round run back to back, so that a ratio pairs runs taken
-//! milliseconds apart rather than a suite's seconds apart. A capped contestant ([`Contestant::capped`]: the web crate's JavaScript peers)
-//! runs only in the warm-up rounds and the first [`Plan::peer_runs`] measured rounds, still in
-//! their shuffled order ([`round_plan`]); its ratios pair by round, so they use the rounds in
+//! milliseconds apart rather than a suite's seconds apart. A capped contestant
+//! ([`Contestant::capped`]: the web crate's JavaScript peers) runs only in the warm-up rounds
+//! and the first [`Plan::peer_runs`] measured rounds, still in their shuffled order
+//! ([`round_plan`]); its ratios pair by round, so they use the rounds in
 //! which it and its reference both ran. A contestant that fails keeps the runs it finished,
 //! gets its `error`, and sits out the later rounds; the others go on.
 //!
@@ -408,8 +409,9 @@ pub enum Workload {
 pub struct Progress {
     /// Workload runs finished so far (this one included once `outcome` is set).
     pub done: u32,
-    /// Workload runs planned: the turns of [`round_plan`] × workloads (failures shorten the
-    /// run).
+    /// Workload runs planned: the turns of [`round_plan`] × workloads, the batch counted
+    /// [`Plan::batch_repeats`] times (failures, and batches run once for their length
+    /// ([`REPEAT_BELOW_MS`]), shorten the run).
     pub total: u32,
     /// The contestant.
     pub backend: String,

@@ -536,7 +536,11 @@ mod tests {
         assert_eq!(of(r#"{"preset":"phone"}"#), FULL_BATCH_REPEATS);
         assert_eq!(of(r#"{"preset":"quick"}"#), QUICK_BATCH_REPEATS);
         assert_eq!(of(r#"{"preset":"quick","batch_repeats":7}"#), 7);
-        assert_eq!(of(r#"{"runs":3}"#), FULL_BATCH_REPEATS, "runs does not set it");
+        assert_eq!(
+            of(r#"{"runs":3}"#),
+            FULL_BATCH_REPEATS,
+            "runs does not set it"
+        );
         for bad in [0, limits::BATCH_REPEATS + 1] {
             let e = resolve(&format!(r#"{{"batch_repeats":{bad}}}"#)).unwrap_err();
             assert!(e.contains("batch_repeats must be in 1..=25"), "{e}");
