@@ -86,8 +86,9 @@ mod native {
     }
 
     const USAGE: &str = "usage: bench-sql-native [--suites sql,batch,scale] [--runs N] \
-                         [--warmup N] [--batch-repeats N] [--seed N] [--backends A,B] [--dir PATH] [--out PATH] \
-                         [--scale N] [--scale-rows N] [--scale-runs N] [--order-seed N] \
+                         [--warmup N] [--batch-repeats N] [--seed N] [--backends A,B] \
+                         [--dir PATH] [--out PATH] [--scale N] [--scale-rows N] \
+                         [--scale-runs N] [--order-seed N] \
                          [--reference sqlite-memory|sqlite-memvfs]";
 
     /// `sql,batch,scale` in running order, or an error naming the unknown one.
