@@ -312,6 +312,16 @@ impl Request {
             }
             Ok(())
         };
+        // The same for a count that is `None` unless given (1 at least).
+        let bounded_some = |name: &str, v: Option<u32>, max: u32, field: &mut Option<u32>| {
+            if let Some(v) = v {
+                if !(1..=max).contains(&v) {
+                    return Err(format!("{name} must be in 1..={max}, not {v}"));
+                }
+                *field = Some(v);
+            }
+            Ok::<_, String>(())
+        };
         bounded("runs", self.runs, 1, limits::RUNS, &mut c.runs)?;
         // `runs` alone is a fixed number of rounds; with a target it is the most.
         if self.runs.is_some() {
@@ -327,51 +337,32 @@ impl Request {
         if self.runs.is_some() {
             c.fs_runs = None;
         }
-        if let Some(v) = self.fs_runs {
-            if !(1..=limits::RUNS).contains(&v) {
-                return Err(format!("fs_runs must be in 1..={}, not {v}", limits::RUNS));
-            }
-            c.fs_runs = Some(v);
-        }
+        bounded_some("fs_runs", self.fs_runs, limits::RUNS, &mut c.fs_runs)?;
         // Like `fs_runs`: `runs` alone sets the scale suite's rounds too.
         if self.runs.is_some() {
             c.scale_runs = None;
         }
-        if let Some(v) = self.scale_runs {
-            if !(1..=limits::RUNS).contains(&v) {
-                return Err(format!(
-                    "scale_runs must be in 1..={}, not {v}",
-                    limits::RUNS
-                ));
-            }
-            c.scale_runs = Some(v);
-        }
+        bounded_some(
+            "scale_runs",
+            self.scale_runs,
+            limits::RUNS,
+            &mut c.scale_runs,
+        )?;
         // Like `fs_runs`: `runs` alone means every backend in every round.
         if self.runs.is_some() {
             c.peer_runs = None;
         }
-        if let Some(v) = self.peer_runs {
-            if !(1..=limits::RUNS).contains(&v) {
-                return Err(format!(
-                    "peer_runs must be in 1..={}, not {v}",
-                    limits::RUNS
-                ));
-            }
-            c.peer_runs = Some(v);
-        }
+        bounded_some("peer_runs", self.peer_runs, limits::RUNS, &mut c.peer_runs)?;
         // A cap that caps nothing is recorded as none, so that the report does not announce
         // fewer peer rounds than it has.
         c.peer_runs = c.peer_runs.filter(|&k| k < c.runs);
         bounded("warmup", self.warmup, 0, limits::WARMUP, &mut c.warmup)?;
-        if let Some(v) = self.batch_repeats {
-            if !(1..=limits::BATCH_REPEATS).contains(&v) {
-                return Err(format!(
-                    "batch_repeats must be in 1..={}, not {v}",
-                    limits::BATCH_REPEATS
-                ));
-            }
-            c.batch_repeats = Some(v);
-        }
+        bounded_some(
+            "batch_repeats",
+            self.batch_repeats,
+            limits::BATCH_REPEATS,
+            &mut c.batch_repeats,
+        )?;
         bounded("files", self.files, 2, limits::FILES, &mut c.files)?;
         bounded(
             "file_size_bytes",
