@@ -396,6 +396,19 @@ pub fn fastest_repetition(mut runs: Vec<BatchRun>) -> Option<BatchRun> {
     Some(chosen)
 }
 
+/// One contestant's turn in a round of [`run_rounds`], while the round runs.
+#[derive(Default)]
+struct TurnState {
+    /// Its suite run.
+    suite: Option<SuiteRun>,
+    /// Its batch passes so far, in running order.
+    batches: Vec<BatchRun>,
+    /// Its batch (or the whole batch call) took at least [`REPEAT_BELOW_MS`]: no more passes.
+    batch_done: bool,
+    /// The failure that ended its turn (it sits out the rest of the round and the run).
+    failed: Option<String>,
+}
+
 /// The suite or the batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
@@ -519,25 +532,14 @@ pub async fn run_rounds<C: Contestant>(
             .iter()
             .map(|&i| results[i].meta.name.clone())
             .collect();
-        let mut samples: Vec<RunSample> = order
-            .iter()
-            .map(|_| RunSample {
-                round: Some(round),
-                suite: None,
-                batch: None,
-            })
-            .collect();
-        let mut failed: Vec<Option<String>> = vec![None; order.len()];
-        let mut repeated: Vec<Vec<BatchRun>> = vec![Vec::new(); order.len()];
-        // Contestants whose batch (or batch call) took at least `REPEAT_BELOW_MS`: no more passes.
-        let mut finished = vec![false; order.len()];
+        let mut turns: Vec<TurnState> = order.iter().map(|_| TurnState::default()).collect();
         // The suites in the round's order, then the batch repetitions, each pass in that order.
         let passes = std::iter::once(Workload::Suite)
             .filter(|_| plan.suite)
             .chain((0..repeats).map(|_| Workload::Batch).filter(|_| plan.batch));
         for workload in passes {
-            for (slot, &i) in order.iter().enumerate() {
-                if failed[slot].is_some() || (workload == Workload::Batch && finished[slot]) {
+            for (t, &i) in turns.iter_mut().zip(&order) {
+                if t.failed.is_some() || (workload == Workload::Batch && t.batch_done) {
                     continue;
                 }
                 let contestant = &mut contestants[i];
@@ -564,10 +566,8 @@ pub async fn run_rounds<C: Contestant>(
                             Some(out.as_ref().map(|s| s.total_ms).map_err(Clone::clone)),
                         );
                         match out {
-                            Ok(s) => samples[slot].suite = Some(s),
-                            Err(e) => {
-                                failed[slot] = Some(format!("suite, round {}: {e}", round + 1))
-                            }
+                            Ok(s) => t.suite = Some(s),
+                            Err(e) => t.failed = Some(format!("suite, round {}: {e}", round + 1)),
                         }
                     }
                     Workload::Batch => {
@@ -582,23 +582,24 @@ pub async fn run_rounds<C: Contestant>(
                                 // A run this long spans the spells the repetitions are for,
                                 // or a pass of it costs too much to repeat.
                                 if b.ms.max(call_ms) >= REPEAT_BELOW_MS {
-                                    finished[slot] = true;
+                                    t.batch_done = true;
                                 }
-                                repeated[slot].push(b);
+                                t.batches.push(b);
                             }
-                            Err(e) => {
-                                failed[slot] = Some(format!("batch, round {}: {e}", round + 1))
-                            }
+                            Err(e) => t.failed = Some(format!("batch, round {}: {e}", round + 1)),
                         }
                     }
                 }
             }
         }
-        for (slot, &i) in order.iter().enumerate() {
+        for (t, &i) in turns.into_iter().zip(&order) {
             let result = &mut results[i];
-            let mut sample = std::mem::take(&mut samples[slot]);
-            sample.batch = fastest_repetition(std::mem::take(&mut repeated[slot]));
-            match failed[slot].take() {
+            let sample = RunSample {
+                round: Some(round),
+                suite: t.suite,
+                batch: fastest_repetition(t.batches),
+            };
+            match t.failed {
                 // A failed turn's half-done sample would pair with nothing: dropped, and the
                 // contestant sits out the rest.
                 Some(e) => result.error = Some(e),
