@@ -8,7 +8,7 @@
 #      and the template (examples/notes-app, not a workspace member): fmt --check + wasm32 clippy
 #   e. cargo test --workspace                                           (native)
 #      then fuzz/ (fmt, and a 30 s run of the mount target from its committed seeds)
-#      then the end-to-end gates: web/build.sh, serve build, the page's quick preset in headless
+#      then the end-to-end gates: web/build.sh, the page's quick preset in headless
 #      Chromium and Firefox (bench-runner/tests/e2e.rs, run with --ignored), and the template
 #      built outside the workspace and driven in both browsers (bench-runner/tests/template_e2e.rs),
 #      the browser killed mid-commit (kill_e2e.rs) and a real storage quota (quota_e2e.rs)
@@ -136,23 +136,27 @@ rm -rf "$FUZZ_SCRATCH"
 # headless Chromium and Firefox (bench-runner/tests/e2e.rs; screenshots in target/e2e/).
 if [[ "$SKIP_BROWSER_TESTS" != 1 ]]; then
     gate "page build (web/build.sh)" bash web/build.sh
-    gate "serve build" cargo build -p web --bin serve
+    # The serve binary (target/debug/serve) is built by the `cargo test --workspace` gate, for
+    # web/tests/serve_bin.rs. The end-to-end gates below select `--workspace` too: the packages
+    # selected decide how features unify, and with the same selection as that gate everything it
+    # built is reused. A separate `cargo build -p web --bin serve` and `cargo test -p
+    # bench-runner` recompiled 17 and 26 crates (serde, tokio, hyper, ...): ~60 s of a clean run.
     gate "end-to-end (quick preset, Chromium + Firefox)" env E2E_SERVE_BIN="$ROOT/target/debug/serve" \
-        cargo test -p bench-runner --test e2e -- --ignored --nocapture --test-threads=1
+        cargo test --workspace --test e2e -- --ignored --nocapture --test-threads=1
     # The template as a user builds it: copied outside the workspace (so this repository's
     # .cargo/config.toml does not apply), built with its ./build.sh, driven in both browsers.
     gate "template end-to-end (outside the workspace, Chromium + Firefox)" \
-        cargo test -p bench-runner --test template_e2e -- --ignored --nocapture
+        cargo test --workspace --test template_e2e -- --ignored --nocapture
     # The browser killed (SIGKILL of the whole process group) mid-commit on a persistent
     # profile, per durability level: every acknowledged note survives (balanced: all but the
     # last max_flush_delay). KILL_E2E_KILLS kills per browser and level (default here 1).
     gate "kill end-to-end (SIGKILL mid-commit, Chromium + Firefox)" \
         env KILL_E2E_KILLS="${KILL_E2E_KILLS:-1}" \
-        cargo test -p bench-runner --test kill_e2e -- --ignored --nocapture
+        cargo test --workspace --test kill_e2e -- --ignored --nocapture
     # A real origin quota (Chromium DevTools override, Firefox quota-manager limit): storage
     # full is a typed error, nothing acknowledged is lost, deletes make room again.
     gate "quota end-to-end (storage full, Chromium + Firefox)" \
-        cargo test -p bench-runner --test quota_e2e -- --ignored --nocapture
+        cargo test --workspace --test quota_e2e -- --ignored --nocapture
 fi
 
 if [[ "$SKIP_BROWSER_TESTS" == 1 ]]; then
