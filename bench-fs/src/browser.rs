@@ -319,9 +319,10 @@ async fn suites(
         .raw
         .as_ref()
         .map_or(0, |r| crate::raw::workload_count(r) * rounds);
+    let passes = config.lifecycle.as_ref().map_or(1, |c| c.repeats.max(1));
     let mut tally = Tally {
         done: 0,
-        total: rounds * u32::try_from(backends.len()).unwrap_or(0) + raw_units,
+        total: rounds * u32::try_from(backends.len()).unwrap_or(0) * passes + raw_units,
     };
     let lifecycle = match &config.lifecycle {
         Some(cfg) => Some(

@@ -105,6 +105,15 @@ pub struct LifecycleConfig {
     /// Only backends whose name contains one of these (empty: all).
     #[serde(default)]
     pub only: Vec<String>,
+    /// Runs of the lifecycle per backend and round (at least 1); the round's sample is the
+    /// fastest ([`crate::runner::fastest_run`]). Backends whose lifecycle takes 250 ms or more
+    /// run once ([`crate::runner::REPEAT_BELOW_MS`]).
+    #[serde(default = "one")]
+    pub repeats: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl Default for LifecycleConfig {
@@ -118,6 +127,7 @@ impl Default for LifecycleConfig {
             baseline: true,
             baseline_rename: RenameMethod::Auto,
             only: Vec::new(),
+            repeats: 1,
         }
     }
 }

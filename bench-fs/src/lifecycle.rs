@@ -350,6 +350,7 @@ async fn phases<B: FsBackend>(
         round: None,
         phases: rec.phases,
         total_ms,
+        repeats_ms: Vec::new(),
     })
 }
 

@@ -251,7 +251,9 @@ pub fn run_native(
                     cfg.only
                 )));
             }
-            let units = (config.warmup + config.runs) * u32::try_from(backends.len()).unwrap_or(0);
+            let units = (config.warmup + config.runs)
+                * u32::try_from(backends.len()).unwrap_or(0)
+                * cfg.repeats.max(1);
             let mut tally = Tally {
                 done: 0,
                 total: units,

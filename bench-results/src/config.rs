@@ -117,6 +117,12 @@ pub struct RunConfig {
     /// documents from before it): one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_repeats: Option<u32>,
+    /// Runs of the filesystem lifecycle per backend and round, back to back after the round's
+    /// runs; the round's sample is the fastest run (bench-fs's `LifecycleConfig::repeats`;
+    /// backends whose lifecycle takes 250 ms or more, the one-file-per-file baselines, run
+    /// once). `None` (and documents from before it): one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_repeats: Option<u32>,
     /// Seed of the shuffle that orders the backends in each round (absent in version 1
     /// documents, whose rounds ran in one fixed order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -140,6 +146,11 @@ impl RunConfig {
     /// Runs of the batch per backend and SQL round (at least 1).
     pub fn batch_runs_per_round(&self) -> u32 {
         self.batch_repeats.unwrap_or(1).max(1)
+    }
+
+    /// Runs of the lifecycle per backend and round (at least 1).
+    pub fn fs_runs_per_round(&self) -> u32 {
+        self.fs_repeats.unwrap_or(1).max(1)
     }
 
     /// Measured SQL rounds of a JavaScript peer (at most `runs`).

@@ -159,6 +159,11 @@ pub struct LifecycleRun {
     pub phases: Vec<PhaseSample>,
     /// Sum of the phases.
     pub total_ms: f64,
+    /// When the round ran the lifecycle in passes (`RunConfig::fs_repeats`): every pass's
+    /// total in running order; this record is the fastest (bench-fs's `fastest_run`). Empty:
+    /// one run (and in documents before this field).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats_ms: Vec<f64>,
 }
 
 impl LifecycleRun {

@@ -130,6 +130,9 @@ pub struct PageParams {
     /// `batch_repeats=` (runs of the batch per backend and SQL round, the fastest kept); `None`:
     /// the preset's.
     pub batch_repeats: Option<u32>,
+    /// `fs_repeats=` (runs of the lifecycle per backend and round, the fastest kept); `None`:
+    /// the preset's.
+    pub fs_repeats: Option<u32>,
     /// `target_pct=` (stop the SQL rounds once every 16-case total ratio is within ± this many
     /// percent; 0: exactly `runs`); `None`: the preset's (none when `runs` is given).
     pub target_pct: Option<f64>,
@@ -153,6 +156,7 @@ impl PageParams {
             scale_rows: None,
             scale_runs: None,
             batch_repeats: None,
+            fs_repeats: None,
             target_pct: None,
             commit: None,
         }
@@ -193,6 +197,9 @@ impl PageParams {
         }
         if let Some(r) = self.batch_repeats {
             q.push_str(&format!("&batch_repeats={r}"));
+        }
+        if let Some(r) = self.fs_repeats {
+            q.push_str(&format!("&fs_repeats={r}"));
         }
         if let Some(t) = self.target_pct {
             q.push_str(&format!("&target_pct={t}"));
@@ -396,6 +403,9 @@ run: serve the page, run it headless in each browser, write
   --batch-repeats N    runs of the batch per backend and SQL round, back to back after the
                        round's suites; the fastest is the round's sample (default: the
                        preset's, full and phone 5, quick 3)
+  --fs-repeats N       the same for the filesystem lifecycle, after the round's runs (a
+                       backend whose lifecycle takes 250 ms or more runs once; default: the
+                       preset's, full and phone 5, quick 3)
   --fs-runs N          measured rounds of the lifecycle and raw workloads (default: the preset's)
   --peer-runs N        measured SQL rounds the JavaScript peers run in: the first N (they also
                        run in the warm-up; ours and the references run in every round; default:
@@ -571,6 +581,9 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
             }
             "--batch-repeats" => {
                 page.batch_repeats = Some(number(&a, &next_value(&mut it, &a)?)?.max(1));
+            }
+            "--fs-repeats" => {
+                page.fs_repeats = Some(number(&a, &next_value(&mut it, &a)?)?.max(1));
             }
             "--commit" => page.commit = Some(next_value(&mut it, &a)?),
             "--out-dir" => out_dir = PathBuf::from(next_value(&mut it, &a)?),
@@ -809,6 +822,13 @@ mod tests {
             .query()
             .contains("batch_repeats"));
         assert!(parse(&["--batch-repeats", "x"]).is_err());
+        let Command::Run(o) = parse(&["--fs-repeats", "4"]).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!((o.page.fs_repeats, o.page.batch_repeats), (Some(4), None));
+        assert!(o.page.query().contains("&fs_repeats=4"));
+        assert!(!o.page.query().contains("batch_repeats"));
+        assert!(parse(&["--fs-repeats", "x"]).is_err());
         assert!(USAGE.contains("--peer-runs N"));
         assert!(parse(&["--bogus"]).is_err());
         assert!(matches!(parse(&["--help"]).unwrap(), Command::Help));

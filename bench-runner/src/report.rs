@@ -484,6 +484,12 @@ fn config_line(e: &Entry) -> String {
             c.batch_runs_per_round()
         ));
     }
+    if c.fs_repeats.is_some() && c.runs_suite(Suite::Fs) {
+        parts.push(format!(
+            "fs lifecycle: the fastest of {} runs per round (one for runs of 250 ms or more)",
+            c.fs_runs_per_round()
+        ));
+    }
     if let Some(s) = c.order_seed {
         parts.push(format!("order seed {s}"));
     }

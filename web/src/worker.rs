@@ -319,6 +319,7 @@ fn lifecycle_config(c: &RunConfig, only: Vec<String>) -> LifecycleConfig {
         durabilities: vec![Level::Strict, Level::Relaxed, Level::Balanced],
         baseline: true,
         only,
+        repeats: c.fs_runs_per_round(),
         ..LifecycleConfig::default()
     }
 }
@@ -420,13 +421,20 @@ pub async fn environment(commit: Option<String>) -> String {
 // run
 // ------------------------------------------------------------------------------------------
 
+/// Whether a unit runs in passes within a round (several progress events of one run, of
+/// which the result keeps the fastest): the batch, and the fs suite's lifecycle.
+fn in_passes(suite: &str, case: &str) -> bool {
+    suite == "batch" || (suite == "fs" && case == "lifecycle")
+}
+
 /// Sends progress events to the page.
 struct Reporter {
     callback: Function,
     started_ms: f64,
     steps: Steps,
     /// Measured times so far per (suite, backend, case), for `so_far`, with their run: the
-    /// batch keeps one time per run, the fastest of its passes (what the result keeps).
+    /// batch and the fs lifecycle keep one time per run, the fastest of its passes (what the
+    /// result keeps).
     seen: HashMap<(String, String, String), Vec<(u32, f64)>>,
 }
 
@@ -450,7 +458,7 @@ impl Reporter {
                     .entry((suite.to_owned(), backend.to_owned(), case.to_owned()))
                     .or_default();
                 match v.last_mut() {
-                    Some((r, fastest)) if suite == "batch" && *r == run => {
+                    Some((r, fastest)) if in_passes(suite, case) && *r == run => {
                         *fastest = fastest.min(m);
                     }
                     _ => v.push((run, m)),

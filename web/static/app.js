@@ -8,7 +8,8 @@
 //   URL: ?preset=quick|full|phone&autorun=1&suites=sql,batch,fs,raw,handoff,scale&backends=<list>|all
 //        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N, peer_runs=N,
 //        scale_rows=N, scale_runs=N, target_pct=P: stop the SQL rounds at ±P % (0: exactly runs),
-//        batch_repeats=N: runs of the batch per backend and round, the fastest kept)
+//        batch_repeats=N: runs of the batch per backend and round, the fastest kept;
+//        fs_repeats=N: the same for the fs lifecycle)
 //   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, resultJson (the
 //                     document's text as Rust wrote it: read this one), error,
 //                     consoleErrors: [], calibrate()}, updated live. The results view is rendered
@@ -1161,6 +1162,7 @@ function readConfig() {
     scale_runs: int('scale_runs'),
     // Only from the URL (absent: the preset's).
     ...(params.get('batch_repeats') ? { batch_repeats: Number(params.get('batch_repeats')) } : {}),
+    ...(params.get('fs_repeats') ? { fs_repeats: Number(params.get('fs_repeats')) } : {}),
     commit: commit || null,
   };
 }

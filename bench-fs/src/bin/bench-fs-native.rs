@@ -140,6 +140,7 @@ mod native {
             raw_cycle_calls: 0,
             order_seed: Some(config.order_seed),
             batch_repeats: None,
+            fs_repeats: None,
             handoffs: None,
             scale_rows: None,
             scale_runs: None,

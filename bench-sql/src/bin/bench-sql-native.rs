@@ -184,6 +184,7 @@ mod native {
             raw_cycle_calls: 0,
             order_seed: Some(args.order_seed),
             batch_repeats: Some(args.batch_repeats),
+            fs_repeats: None,
             handoffs: None,
             scale_rows: wants(SuiteKind::Scale).then_some(args.scale_rows),
             scale_runs: wants(SuiteKind::Scale).then_some(scale_runs),
