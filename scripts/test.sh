@@ -6,10 +6,10 @@
 #   c. cargo clippy --workspace --all-targets -- -D warnings            (host)
 #   d. cargo clippy --target wasm32-unknown-unknown -p opfs-vfs -p bench-results -p bench-sql -p bench-fs -p web --all-targets -- -D warnings
 #      and the template (examples/notes-app, not a workspace member): fmt --check + wasm32 clippy
-#   e. cargo test --workspace                                           (native)
-#      then fuzz/ (fmt, and a 30 s run of the mount target from its committed seeds, in the
-#      background beside the page build)
-#      then the end-to-end gates: web/build.sh, the page's quick preset in headless
+#   e. cargo test --workspace (native: built first, then run while two gates go on in the
+#      background: fuzz/ (fmt, and a 30 s run of the mount target from its committed seeds)
+#      and the page build, web/build.sh)
+#      then the end-to-end gates: the page's quick preset in headless
 #      Chromium and Firefox (bench-runner/tests/e2e.rs, run with --ignored), and the template
 #      built outside the workspace and driven in both browsers (bench-runner/tests/template_e2e.rs),
 #      the browser killed mid-commit (kill_e2e.rs) and a real storage quota (quota_e2e.rs)
@@ -65,45 +65,52 @@ gate() {
     say "passed gate: $name ($took)"
 }
 
-# A gate in the background, for a gate that leaves a core idle beside another one: the fuzz run
-# is one process on one core, and so is the page build's wasm-opt (binaryen from npm runs in
-# node, single-threaded; ~45 s). `gate_start NAME CMD...` starts it with its output in a log;
-# `gate_finish` waits, prints the log, and counts or fails it as `gate` does (the time shown is
-# the overlapped wall time). A failing foreground gate kills it on the way out.
-BG_NAME=""
-BG_PID=""
-BG_LOG=""
-BG_START=""
+# Gates in the background, beside a foreground gate that leaves a core idle: the test binaries
+# of `cargo test` run one after another, most of the time on one core; the fuzz run is one
+# process; the page build ends in wasm-opt (binaryen from npm runs in node, single-threaded,
+# ~45 s). `gate_start KEY NAME CMD...` starts one with its output in a log; `gate_finish KEY`
+# waits, prints the log, and counts or fails it as `gate` does (the time shown is the
+# overlapped wall time). Leaving early (a failing gate) stops every one still running.
+declare -A BG_NAME=() BG_PID=() BG_LOG=() BG_START=()
 gate_start() {
-    BG_NAME="$1"
-    shift
-    BG_LOG="$(mktemp "${TMPDIR:-/tmp}/test-gate.XXXXXX")"
-    say "=== gate (in the background): $BG_NAME"
+    local key="$1" name="$2"
+    shift 2
+    BG_NAME[$key]="$name"
+    BG_LOG[$key]="$(mktemp "${TMPDIR:-/tmp}/test-gate.XXXXXX")"
+    say "=== gate (in the background): $name"
     say "\$ $*"
-    BG_START="$(now_us)"
+    BG_START[$key]="$(now_us)"
     # setsid: its own process group (the pid is the group's id), so a kill reaches cargo's children.
-    setsid "$@" >"$BG_LOG" 2>&1 &
-    BG_PID=$!
+    setsid "$@" >"${BG_LOG[$key]}" 2>&1 &
+    BG_PID[$key]=$!
 }
 gate_finish() {
-    [[ -n "$BG_PID" ]] || return 0
-    local rc=0
-    wait "$BG_PID" || rc=$?
-    BG_PID=""
+    local key="$1"
+    [[ -n "${BG_PID[$key]:-}" ]] || return 0
+    local rc=0 name="${BG_NAME[$key]}"
+    wait "${BG_PID[$key]}" || rc=$?
+    unset "BG_PID[$key]"
     local took
-    took="$(fmt_secs $(( $(now_us) - BG_START )))"
-    say "=== output of the background gate: $BG_NAME"
-    cat "$BG_LOG"
-    rm -f "$BG_LOG"
+    took="$(fmt_secs $(( $(now_us) - BG_START[$key] )))"
+    say "=== output of the background gate: $name"
+    cat "${BG_LOG[$key]}"
+    rm -f "${BG_LOG[$key]}"
     if [[ $rc -ne 0 ]]; then
-        say "FAILED gate: $BG_NAME (exit code $rc, $took)" >&2
-        echo "test-gates: $PASSED passed, 1 failed (failed gate: $BG_NAME)" >&2
+        say "FAILED gate: $name (exit code $rc, $took)" >&2
+        echo "test-gates: $PASSED passed, 1 failed (failed gate: $name)" >&2
         exit "$rc"
     fi
     PASSED=$((PASSED + 1))
-    say "passed gate: $BG_NAME ($took, beside the foreground gates)"
+    say "passed gate: $name ($took, beside the foreground gates)"
 }
-trap '[[ -z "$BG_PID" ]] || { kill -- "-$BG_PID" 2>/dev/null; say "stopped the background gate: $BG_NAME"; }' EXIT
+stop_background_gates() {
+    local key
+    for key in "${!BG_PID[@]}"; do
+        kill -- "-${BG_PID[$key]}" 2>/dev/null || true
+        say "stopped the background gate: ${BG_NAME[$key]}"
+    done
+}
+trap stop_background_gates EXIT
 
 # --- set-up (not counted as a gate) -------------------------------------------------------------
 say "=== set-up: scripts/setup.sh"
@@ -161,27 +168,34 @@ gate "template clippy (wasm32)" env CARGO_TARGET_DIR="$ROOT/target" cargo clippy
 gate "docs (host)" env RUSTDOCFLAGS="-D warnings" cargo doc -p opfs-vfs --no-deps
 gate "docs (wasm32)" env RUSTDOCFLAGS="-D warnings" cargo doc -p opfs-vfs --no-deps \
     --target wasm32-unknown-unknown
-gate "cargo test (native)" cargo test --workspace
+# Native tests: first every test binary is built (both cores), then they run while the fuzz run
+# and the page build go on beside them (below).
+gate "cargo test (build)" cargo test --workspace --no-run
 # Fuzzing (issue 9, fuzz/README.md): fuzz/ is not a workspace member (nightly, cargo-fuzz), so its
 # format is checked here; then a short run of the mount target from the committed seeds (new
 # inputs go to a scratch corpus; a crash fails the gate and leaves its input in
 # target/fuzz-artifacts/). FUZZ_SECONDS sets the length (default 30: every committed seed runs
 # first; the gate proves the harness builds and the seeds pass, the long runs are fuzz/README.md's).
+# It has its own toolchain and target dir (fuzz/target).
 gate "fuzz fmt" cargo fmt --manifest-path fuzz/Cargo.toml -- --check
-# It runs in the background, beside the page build (its own toolchain and target dir, fuzz/target):
-# both end in a single-threaded stretch, and together they take ~60 s less than one after the
-# other on two cores.
 FUZZ_SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/opfs-vfs-fuzz.XXXXXX")"
-gate_start "fuzz (short)" env FUZZ_CORPUS="$FUZZ_SCRATCH" FUZZ_ARTIFACTS="$ROOT/target/fuzz-artifacts/" \
+gate_start fuzz "fuzz (short)" env FUZZ_CORPUS="$FUZZ_SCRATCH" FUZZ_ARTIFACTS="$ROOT/target/fuzz-artifacts/" \
     bash fuzz/run.sh -max_total_time="${FUZZ_SECONDS:-30}"
-
-# End-to-end (issue 6): build the page and the serve binary, then run the page's quick preset in
-# headless Chromium and Firefox (bench-runner/tests/e2e.rs; screenshots in target/e2e/).
+# The page for the end-to-end gates (issue 6), in a target dir of its own (target/page): a build
+# holds its target dir's lock from start to end, and `cargo test` takes that lock to check that
+# its binaries are fresh, so in target/ the tests would wait for the page's ~2-minute build. No
+# other gate builds the page's wasm32 release artifacts.
 if [[ "$SKIP_BROWSER_TESTS" != 1 ]]; then
-    gate "page build (web/build.sh)" bash web/build.sh
+    gate_start page "page build (web/build.sh)" env CARGO_TARGET_DIR="$ROOT/target/page" bash web/build.sh
 fi
-gate_finish
+gate "cargo test (native)" cargo test --workspace
+gate_finish fuzz
 rm -rf "$FUZZ_SCRATCH"
+gate_finish page
+
+# End-to-end (issue 6): the page's quick preset in headless Chromium and Firefox
+# (bench-runner/tests/e2e.rs; screenshots in target/e2e/), and the template, the kill and the
+# quota tests.
 if [[ "$SKIP_BROWSER_TESTS" != 1 ]]; then
     # The serve binary (target/debug/serve) is built by the `cargo test --workspace` gate, for
     # web/tests/serve_bin.rs. The end-to-end gates below select `--workspace` too: the packages
