@@ -54,15 +54,20 @@ gate() {
     local start rc=0
     start="$(now_us)"
     "$@" || rc=$?
-    local took
-    took="$(fmt_secs $(( $(now_us) - start )))"
+    gate_outcome "$name" "$rc" "$(fmt_secs $(( $(now_us) - start )))"
+}
+
+# gate_outcome NAME RC TOOK [NOTE]: count a passed gate, or name the failed one, print the tally
+# and exit with its code.
+gate_outcome() {
+    local name="$1" rc="$2" took="$3" note="${4:-}"
     if [[ $rc -ne 0 ]]; then
         say "FAILED gate: $name (exit code $rc, $took)" >&2
         echo "test-gates: $PASSED passed, 1 failed (failed gate: $name)" >&2
         exit "$rc"
     fi
     PASSED=$((PASSED + 1))
-    say "passed gate: $name ($took)"
+    say "passed gate: $name ($took$note)"
 }
 
 # Gates in the background, beside a foreground gate that leaves a core idle: the test binaries
@@ -95,13 +100,7 @@ gate_finish() {
     say "=== output of the background gate: $name"
     cat "${BG_LOG[$key]}"
     rm -f "${BG_LOG[$key]}"
-    if [[ $rc -ne 0 ]]; then
-        say "FAILED gate: $name (exit code $rc, $took)" >&2
-        echo "test-gates: $PASSED passed, 1 failed (failed gate: $name)" >&2
-        exit "$rc"
-    fi
-    PASSED=$((PASSED + 1))
-    say "passed gate: $name ($took, beside the foreground gates)"
+    gate_outcome "$name" "$rc" "$took" ", beside the foreground gates"
 }
 stop_background_gates() {
     local key

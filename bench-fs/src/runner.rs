@@ -54,24 +54,15 @@ impl Tally {
 }
 
 /// A backend whose whole lifecycle call (prepare and cleanup included) takes at least this long
-/// runs once per round whatever [`LifecycleConfig::repeats`] says: the machine's slow spells
-/// (milliseconds to a second) then average out inside the run, and passes would multiply the
-/// run's time (the one-file-per-file baselines take seconds: 3–15 ms per file). The same bound
-/// as the SQL batch's (`bench_sql::runner::REPEAT_BELOW_MS`).
-pub const REPEAT_BELOW_MS: f64 = 250.0;
+/// runs once per round whatever [`LifecycleConfig::repeats`] says (the one-file-per-file
+/// baselines: seconds); the bound the SQL batch uses too.
+pub use bench_results::stats::REPEAT_BELOW_MS;
 
 /// The fastest run by total, carrying every run's total in [`LifecycleRun::repeats_ms`] (in
-/// running order); `None` if there is none. The fastest, not the median, for the reason the
-/// SQL batch keeps its fastest pass (methodology.md, "The batch"): a slow spell of the machine
-/// only ever adds time.
-pub fn fastest_run(mut runs: Vec<LifecycleRun>) -> Option<LifecycleRun> {
-    let times: Vec<f64> = runs.iter().map(|r| r.total_ms).collect();
-    let fastest = (0..runs.len()).min_by(|&a, &b| times[a].total_cmp(&times[b]))?;
-    let mut chosen = runs.swap_remove(fastest);
-    if times.len() > 1 {
-        chosen.repeats_ms = times;
-    }
-    Some(chosen)
+/// running order); `None` if there is none ([`bench_results::stats::fastest_repetition`] says
+/// why the fastest).
+pub fn fastest_run(runs: Vec<LifecycleRun>) -> Option<LifecycleRun> {
+    bench_results::stats::fastest_repetition(runs, |r| r.total_ms, |r, t| r.repeats_ms = t)
 }
 
 /// One backend's turn in a round of [`run_lifecycle_suite`], while the round runs.

@@ -244,6 +244,32 @@ pub fn round_orders(seed: u64, backends: usize, rounds: u32) -> Vec<Vec<usize>> 
 /// Default seed of the round orders (recorded with the result).
 pub const ORDER_SEED: u64 = 20_261_130;
 
+/// A run that repeats a short workload back to back within a round (the SQL batch, the fs
+/// lifecycle) and takes this long or longer, its set-up and cleanup included, runs once per
+/// round: the machine's slow spells (milliseconds to a second) then average out inside the
+/// run, and repetitions would multiply the run's time by what is not measured (PGlite's
+/// batches and set-up take seconds; the one-file-per-file lifecycle takes 3–15 ms per file).
+pub const REPEAT_BELOW_MS: f64 = 250.0;
+
+/// The fastest of a round's repetitions by `time`, handed every repetition's time (in running
+/// order) through `keep_times` when there was more than one; `None` if there are none. The
+/// fastest, not the median: a slow spell of the machine only ever adds time, and in noisy
+/// sittings it fell on half the repetitions or more, so their median moved with the share
+/// (methodology.md, "The batch"); every time stays in the result for other estimators.
+pub fn fastest_repetition<T>(
+    mut runs: Vec<T>,
+    time: impl Fn(&T) -> f64,
+    keep_times: impl FnOnce(&mut T, Vec<f64>),
+) -> Option<T> {
+    let times: Vec<f64> = runs.iter().map(time).collect();
+    let fastest = (0..runs.len()).min_by(|&a, &b| times[a].total_cmp(&times[b]))?;
+    let mut chosen = runs.swap_remove(fastest);
+    if times.len() > 1 {
+        keep_times(&mut chosen, times);
+    }
+    Some(chosen)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -376,24 +376,14 @@ pub fn round_plan(plan: &Plan, capped: &[bool]) -> Vec<Vec<usize>> {
 
 /// A contestant whose batch takes at least this long, or whose whole batch call (set-up, close,
 /// reopen and cleanup included) does, runs it once per round whatever [`Plan::batch_repeats`]
-/// says: the machine's slow spells (milliseconds to a second) then average out inside the
-/// run, and the repetitions would multiply the run's time by what is not the batch — PGlite's
-/// batches take 3–8 s, and its set-up alone seconds even at the quick preset's size.
-pub const REPEAT_BELOW_MS: f64 = 250.0;
+/// says (the shared bound, [`bench_results::stats::REPEAT_BELOW_MS`]).
+pub use bench_results::stats::REPEAT_BELOW_MS;
 
 /// The fastest repetition, carrying every repetition's time in [`BatchRun::repeats_ms`] (in
-/// running order); `None` if there is none. The fastest, not the median: a slow spell of the
-/// machine only ever adds time, and in noisy sittings it fell on half the runs or more (the
-/// median then moves with the share of slow runs, the fastest does not); every time stays in
-/// the result for other estimators.
-pub fn fastest_repetition(mut runs: Vec<BatchRun>) -> Option<BatchRun> {
-    let times: Vec<f64> = runs.iter().map(|r| r.ms).collect();
-    let fastest = (0..runs.len()).min_by(|&a, &b| times[a].total_cmp(&times[b]))?;
-    let mut chosen = runs.swap_remove(fastest);
-    if times.len() > 1 {
-        chosen.repeats_ms = times;
-    }
-    Some(chosen)
+/// running order); `None` if there is none ([`bench_results::stats::fastest_repetition`] says
+/// why the fastest).
+pub fn fastest_repetition(runs: Vec<BatchRun>) -> Option<BatchRun> {
+    bench_results::stats::fastest_repetition(runs, |r| r.ms, |r, t| r.repeats_ms = t)
 }
 
 /// One contestant's turn in a round of [`run_rounds`], while the round runs.
