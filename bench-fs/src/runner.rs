@@ -78,7 +78,7 @@ struct Turn {
 /// `order_seed`) and collects every sample, unsummarized. A round runs every backend once in
 /// its order, then `cfg.repeats - 1` more passes in the same order, back to back, over the
 /// backends whose call took under [`REPEAT_BELOW_MS`]; the round's sample of a backend is its
-/// fastest run ([`fastest_run`]). Ours takes 5–30 ms per lifecycle of 1,000 files, as short as
+/// fastest run ([`fastest_run`]). Ours takes 5–60 ms per lifecycle of 1,000 files, as short as
 /// the machine's slow spells, so one run per round measures the spells as much as the engine.
 /// A failure (a failed verification included) ends that backend's runs (its earlier runs of
 /// the round are dropped with it); it is recorded in its `error` and reported once to

@@ -104,6 +104,14 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// The headers `serve` puts on every response: cross-origin isolation, and no caching.
+const EVERY_RESPONSE: [(&str, &str); 4] = [
+    ("cross-origin-opener-policy", "same-origin"),
+    ("cross-origin-embedder-policy", "require-corp"),
+    ("cross-origin-resource-policy", "same-origin"),
+    ("cache-control", "no-store"),
+];
+
 #[test]
 fn serves_the_page_cross_origin_isolated_with_module_mime_types() {
     let dir = Scratch::new("page");
@@ -128,26 +136,9 @@ fn serves_the_page_cross_origin_isolated_with_module_mime_types() {
             ct.starts_with(mime),
             "{path}: content-type {ct:?}, want {mime}"
         );
-        assert_eq!(
-            header(&headers, "cross-origin-opener-policy"),
-            Some("same-origin"),
-            "{path}"
-        );
-        assert_eq!(
-            header(&headers, "cross-origin-embedder-policy"),
-            Some("require-corp"),
-            "{path}"
-        );
-        assert_eq!(
-            header(&headers, "cross-origin-resource-policy"),
-            Some("same-origin"),
-            "{path}"
-        );
-        assert_eq!(
-            header(&headers, "cache-control"),
-            Some("no-store"),
-            "{path}"
-        );
+        for (name, value) in EVERY_RESPONSE {
+            assert_eq!(header(&headers, name), Some(value), "{path}: {name}");
+        }
     }
 
     // A missing file is a 404, still isolated (the page's probes of optional peers get it).
