@@ -33,10 +33,8 @@
 //! (`common/mod.rs`).
 //!
 //! `#[ignore]`d (it needs a wasm toolchain, clang and both browsers; the build takes minutes on a
-//! cold cache): `scripts/test.sh` runs steps 1 and 2 alone first, in the background
-//! (`notes_app_template_builds`), then this test as a gate with
-//! `cargo test --workspace --test template_e2e -- --ignored --nocapture --exact
-//! notes_app_template_outside_the_workspace`.
+//! cold cache): `scripts/test.sh` runs it as a gate with
+//! `cargo test -p bench-runner --test template_e2e -- --ignored --nocapture`.
 //!
 //! Environment:
 //! - `E2E_BROWSERS`: `chromium,firefox` (default: both).
@@ -64,18 +62,6 @@ use serde_json::{json, Value};
 
 /// INSERTs whose flushes are counted, per browser.
 const FLUSH_PROBES: usize = 5;
-
-/// Steps 1 and 2 alone, in a copy of its own (`…-build`): the template builds outside the
-/// workspace with its one command and makes every file `dist/` needs. `scripts/test.sh` runs
-/// it in the background beside the quick end-to-end gate, so that the full test's build
-/// (same target dir) has only the copy's own crate left to compile; it also runs alone.
-#[test]
-#[ignore = "builds the template (minutes on a cold cache): scripts/test.sh runs it with --ignored"]
-fn notes_app_template_builds() {
-    let out = common::out_dir("template-build");
-    let dist = common::build_template("-build", &out);
-    eprintln!("e2e: the template built into {}", dist.display());
-}
 
 #[test]
 #[ignore = "builds the template and needs both browsers: scripts/test.sh runs it with --ignored"]
