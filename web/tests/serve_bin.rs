@@ -141,13 +141,13 @@ fn serves_the_page_cross_origin_isolated_with_module_mime_types() {
         }
     }
 
-    // A missing file is a 404, still isolated (the page's probes of optional peers get it).
+    // A missing file is a 404 with the same headers, still isolated (the page's probes of
+    // optional peers get it).
     let (status, headers, _) = get(&server.addr, "/peers/index.js");
     assert_eq!(status, 404);
-    assert_eq!(
-        header(&headers, "cross-origin-embedder-policy"),
-        Some("require-corp")
-    );
+    for (name, value) in EVERY_RESPONSE {
+        assert_eq!(header(&headers, name), Some(value), "404: {name}");
+    }
 }
 
 #[test]
