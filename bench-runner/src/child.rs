@@ -26,13 +26,30 @@ pub struct ChildGuard {
 }
 
 impl ChildGuard {
-    /// Spawns `cmd` as the leader of a new process group. Its stderr (and stdout unless the
-    /// caller set it) go to `log` when given.
+    /// Spawns `cmd` as the leader of a new process group. Its stderr goes to `log` when given
+    /// (its stdout is the caller's to set: see [`ChildGuard::spawn_logging_all`]).
     pub fn spawn(name: &str, cmd: &mut Command, log: Option<&Path>) -> Result<Self> {
         if let Some(log) = log {
             let f = File::create(log).context(format!("creating {}", log.display()))?;
             cmd.stderr(f);
         }
+        Self::spawn_leader(name, cmd, log)
+    }
+
+    /// As [`ChildGuard::spawn`], with stdout and stderr both going to `log`, through one open
+    /// file description: the two streams share its offset and interleave. (Two `File::create`s
+    /// of the same path each wrote from offset 0 over the other: a driver's own lines were
+    /// overwritten by its browser's, and a failed start could leave an empty log.)
+    pub fn spawn_logging_all(name: &str, cmd: &mut Command, log: &Path) -> Result<Self> {
+        let f = File::create(log).context(format!("creating {}", log.display()))?;
+        let g = f
+            .try_clone()
+            .context(format!("creating {}", log.display()))?;
+        cmd.stdout(f).stderr(g);
+        Self::spawn_leader(name, cmd, Some(log))
+    }
+
+    fn spawn_leader(name: &str, cmd: &mut Command, log: Option<&Path>) -> Result<Self> {
         cmd.stdin(Stdio::null()).process_group(0);
         let child = cmd.spawn().context(format!(
             "starting {name} ({})",
@@ -265,8 +282,21 @@ pub struct Driver {
     pub guard: ChildGuard,
 }
 
+/// Held from choosing a driver's port until the driver listens on it. [`free_port`] releases
+/// the port it found, and a second `bind` to port 0 can get the same one: two drivers started
+/// at once (the end-to-end tests run both browsers in parallel threads) could be given one
+/// port, and the second driver's client would then talk to the first driver (or to none). In
+/// one process this lock makes that impossible; another process can still take the port,
+/// which [`start_session`](crate::drive::start_session) survives by starting over once.
+static DRIVER_PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Starts the driver for `browser` on a free port and waits until it listens.
 pub fn start_driver(browser: Browser, tools: &Tools, log_dir: &Path) -> Result<Driver> {
+    // A poisoned lock only means another thread panicked while holding it; the port it chose
+    // is its own.
+    let _ports = DRIVER_PORTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let port = free_port()?;
     let (name, mut cmd) = match browser {
         Browser::Chromium => {
@@ -282,9 +312,7 @@ pub fn start_driver(browser: Browser, tools: &Tools, log_dir: &Path) -> Result<D
         }
     };
     let log = log_dir.join(format!("{name}.log"));
-    let f = File::create(&log).context(format!("creating {}", log.display()))?;
-    cmd.stdout(f);
-    let mut guard = ChildGuard::spawn(name, &mut cmd, Some(&log))?;
+    let mut guard = ChildGuard::spawn_logging_all(name, &mut cmd, &log)?;
     wait_for_port(port, &mut guard, Duration::from_secs(30))?;
     Ok(Driver {
         url: format!("http://127.0.0.1:{port}"),
@@ -308,6 +336,19 @@ mod tests {
         );
         assert_eq!(parse_listening("Compiling web"), None);
         assert_eq!(parse_listening("listening on ftp://x"), None);
+    }
+
+    #[test]
+    fn a_logged_child_keeps_both_streams() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("child.log");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg("echo out-one; echo err-one >&2; echo out-two; echo err-two >&2");
+        let mut guard = ChildGuard::spawn_logging_all("sh", &mut cmd, &log).unwrap();
+        let _ = guard.child.wait();
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(text, "out-one\nerr-one\nout-two\nerr-two\n");
     }
 
     #[test]

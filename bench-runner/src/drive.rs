@@ -334,12 +334,53 @@ fn truncate(s: &str, max: usize) -> String {
     }
 }
 
+/// Starts `browser`'s driver (its log in `log_dir`) and a WebDriver session with `caps`.
+///
+/// Once, a failed start is tried again from the beginning, with a new driver on a new port;
+/// the first failure is printed to stderr, and both are in the error if the second fails too.
+/// Why: a driver's port is found free and released before the driver binds it, so another
+/// process can take it in between (then the driver exits, or the client talks to a stranger).
+/// The clean-clone CI run of 2026-12-06 on a fresh machine failed that way once: geckodriver's
+/// session failed within 0.1 s with "webdriver server did not respond (legacy client)" and an
+/// empty driver log, while Chromium's driver started beside it.
+pub async fn start_session(
+    browser: Browser,
+    tools: &Tools,
+    log_dir: &Path,
+    caps: Capabilities,
+) -> Result<(Driver, Client)> {
+    let attempt = || async {
+        let driver = start_driver(browser, tools, log_dir)?;
+        match ClientBuilder::new(HttpConnector::new())
+            .capabilities(caps.clone())
+            .connect(&driver.url)
+            .await
+        {
+            Ok(client) => Ok((driver, client)),
+            Err(e) => Err(Error(format!(
+                "{browser}: starting a WebDriver session: {e}{}",
+                driver.guard.log_tail()
+            ))),
+        }
+    };
+    match attempt().await {
+        Ok(started) => Ok(started),
+        Err(first) => {
+            eprintln!("[{browser}] {first}\n[{browser}] starting the driver and the session again");
+            attempt().await.map_err(|second| {
+                Error(format!(
+                    "{second}\n  (the first attempt had failed too: {first})"
+                ))
+            })
+        }
+    }
+}
+
 /// Runs the page in one browser, start to finish: driver, session, page, result, screenshot.
 /// The session is closed and the driver (with its browser) ended whatever happens.
 pub async fn run_browser(opts: &DriveOptions) -> Result<Outcome> {
     std::fs::create_dir_all(&opts.log_dir)
         .context(format!("creating {}", opts.log_dir.display()))?;
-    let driver: Driver = start_driver(opts.browser, &opts.tools, &opts.log_dir)?;
     // A fresh profile per run (Chromium; geckodriver makes its own for Firefox): no OPFS
     // data, cache or permissions carried over from an earlier run.
     let profile = tempfile::Builder::new()
@@ -347,17 +388,7 @@ pub async fn run_browser(opts: &DriveOptions) -> Result<Outcome> {
         .tempdir()
         .context("creating a browser profile directory")?;
     let caps = capabilities(opts.browser, &opts.tools, opts.window, profile.path());
-    let client = ClientBuilder::new(HttpConnector::new())
-        .capabilities(caps)
-        .connect(&driver.url)
-        .await
-        .map_err(|e| {
-            Error(format!(
-                "{}: starting a WebDriver session: {e}{}",
-                opts.browser,
-                driver.guard.log_tail()
-            ))
-        })?;
+    let (driver, client) = start_session(opts.browser, &opts.tools, &opts.log_dir, caps).await?;
     let result = drive(&client, opts).await;
     if let Err(e) = &result {
         // What the page showed when it failed.
@@ -603,6 +634,110 @@ pub async fn save_screenshot(client: &Client, path: &Path, window: (u32, u32)) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stand-in for chromedriver (python3): it answers a W3C new-session request and
+    /// nothing else, listening on its `--port=N`. With `fail_first`, its first start (per
+    /// directory) exits at once without listening, as a driver whose port was taken does.
+    fn fake_driver(dir: &Path, fail_first: bool) -> Tools {
+        let script = dir.join("fake-chromedriver");
+        let body = format!(
+            r#"#!/usr/bin/env python3
+import http.server, json, os, sys
+port = int([a for a in sys.argv[1:] if a.startswith("--port=")][0].split("=")[1])
+marker = os.path.join({dir:?}, "started")
+first = not os.path.exists(marker)
+open(marker, "a").write("start\n")
+if first and {fail_first}:
+    print("fake driver: this start fails", file=sys.stderr)
+    sys.exit(3)
+class H(http.server.BaseHTTPRequestHandler):
+    def reply(self, value):
+        body = json.dumps({{"value": value}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.reply({{"sessionId": "fake", "capabilities": {{}}}} if self.path == "/session" else None)
+    def do_DELETE(self):
+        self.reply(None)
+http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+"#,
+            dir = dir.to_str().unwrap(),
+            fail_first = if fail_first { "True" } else { "False" },
+        );
+        std::fs::write(&script, body).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        Tools {
+            chromedriver: script,
+            ..Tools::default()
+        }
+    }
+
+    fn starts(dir: &Path) -> usize {
+        std::fs::read_to_string(dir.join("started"))
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    }
+
+    fn start(tools: &Tools, log_dir: &Path) -> Result<(Driver, Client)> {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(start_session(
+                Browser::Chromium,
+                tools,
+                log_dir,
+                Capabilities::new(),
+            ))
+    }
+
+    #[test]
+    fn a_failed_session_start_is_tried_once_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = fake_driver(dir.path(), true);
+        let started = start(&tools, dir.path());
+        assert!(started.is_ok(), "{:?}", started.err());
+        assert_eq!(starts(dir.path()), 2, "the driver is started twice");
+    }
+
+    #[test]
+    fn a_session_that_starts_is_started_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = fake_driver(dir.path(), false);
+        let started = start(&tools, dir.path());
+        assert!(started.is_ok(), "{:?}", started.err());
+        assert_eq!(starts(dir.path()), 1);
+    }
+
+    #[test]
+    fn a_driver_that_never_starts_fails_with_both_attempts() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut tools = fake_driver(dir.path(), true);
+        // Every start fails: the marker is gone before each one.
+        let script = std::fs::read_to_string(&tools.chromedriver)
+            .unwrap()
+            .replace("first = not os.path.exists(marker)", "first = True");
+        tools.chromedriver = dir.path().join("always-failing");
+        std::fs::write(&tools.chromedriver, script).unwrap();
+        std::fs::set_permissions(
+            &tools.chromedriver,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let Err(Error(err)) = start(&tools, dir.path()) else {
+            panic!("no driver, no session");
+        };
+        assert_eq!(starts(dir.path()), 2);
+        assert!(err.contains("exited early"), "{err}");
+        assert!(err.contains("the first attempt had failed too"), "{err}");
+        // The driver's stderr is in its log, and so in the error.
+        assert!(err.contains("fake driver: this start fails"), "{err}");
+    }
 
     #[test]
     fn progress_lines() {

@@ -12,12 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_runner::child::{start_driver, Driver};
-use bench_runner::drive::capabilities;
+use bench_runner::child::Driver;
+use bench_runner::drive::{capabilities, start_session as start_driver_session};
 use bench_runner::options::{target_dir, workspace_root, Browser, Tools};
 use fantoccini::wd::Capabilities;
-use fantoccini::{Client, ClientBuilder, Locator};
-use hyper_util::client::legacy::connect::HttpConnector;
+use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 
 pub type Res<T> = Result<T, String>;
@@ -335,17 +334,9 @@ pub async fn start_session(
     caps: Capabilities,
 ) -> Res<Session> {
     fs::create_dir_all(log_dir).map_err(|e| e.to_string())?;
-    let driver = start_driver(browser, tools, log_dir).map_err(|e| e.to_string())?;
-    let client = ClientBuilder::new(HttpConnector::new())
-        .capabilities(caps)
-        .connect(&driver.url)
+    let (driver, client) = start_driver_session(browser, tools, log_dir, caps)
         .await
-        .map_err(|e| {
-            format!(
-                "starting a WebDriver session: {e}{}",
-                driver.guard.log_tail()
-            )
-        })?;
+        .map_err(|e| e.to_string())?;
     Ok(Session {
         browser,
         client,
