@@ -162,7 +162,9 @@ gate "clippy (wasm32)" cargo clippy --target wasm32-unknown-unknown -p opfs-vfs 
 # dir here, so the dependencies it has in common are checked once.
 TEMPLATE_MANIFEST="$ROOT/examples/notes-app/Cargo.toml"
 gate "template fmt" cargo fmt --manifest-path "$TEMPLATE_MANIFEST" -- --check
-gate "template clippy (wasm32)" env CARGO_TARGET_DIR="$ROOT/target" cargo clippy \
+# --locked: the template's committed Cargo.lock must already hold what opfs-vfs depends on
+# (a user's first build should not rewrite it; it lacked rustc-hash for a day after 091adf8).
+gate "template clippy (wasm32)" env CARGO_TARGET_DIR="$ROOT/target" cargo clippy --locked \
     --manifest-path "$TEMPLATE_MANIFEST" --target wasm32-unknown-unknown -- -D warnings
 # Library docs as users see them (host and wasm32, where the `web` module lives): no broken
 # links, no missing docs.
