@@ -1,6 +1,7 @@
 //! Mutations of the filesystem API, and the commit protocol: serialize, make durable by the
 //! durability level, then apply; on failure, roll back. Deadlines of the relaxed levels.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -160,16 +161,33 @@ impl<S: Storage> Volume<S> {
             let pstart = page * PAGE;
             let lo = offset.max(pstart);
             let hi = end.min(pstart + PAGE);
-            let img = p.staged.entry(page).or_insert_with(|| {
-                added += PAGE_SIZE;
-                match pre.iter().position(|(q, _)| *q == page) {
-                    Some(i) => pre.swap_remove(i).1,
-                    None => vec![0u8; PAGE_SIZE].into_boxed_slice(),
-                }
-            });
             // All three differences are below PAGE_SIZE or data.len().
             let (d, o, n) = (ix(lo - offset), ix(lo - pstart), ix(hi - lo));
-            img[o..o + n].copy_from_slice(&data[d..d + n]);
+            let src = &data[d..d + n];
+            match p.staged.entry(page) {
+                Entry::Occupied(mut e) => e.get_mut()[o..o + n].copy_from_slice(src),
+                Entry::Vacant(e) => {
+                    added += PAGE_SIZE;
+                    let img = match pre.iter().position(|(q, _)| *q == page) {
+                        Some(i) => {
+                            let mut img = pre.swap_remove(i).1;
+                            img[o..o + n].copy_from_slice(src);
+                            img
+                        }
+                        // A whole page (SQLite's writes) is copied into its new image at
+                        // once: zeroing the allocation first and then overwriting it was
+                        // ~18 K of the ~36 K instructions an autocommit INSERT cost above the
+                        // memory VFS (callgrind, Memory mode, Balanced, 8 KiB SQLite pages).
+                        None if n == PAGE_SIZE => Box::from(src),
+                        None => {
+                            let mut img = vec![0u8; PAGE_SIZE].into_boxed_slice();
+                            img[o..o + n].copy_from_slice(src);
+                            img
+                        }
+                    };
+                    e.insert(img);
+                }
+            }
         }
         if end > p.size {
             p.size = end;
