@@ -635,10 +635,13 @@ impl<S: Storage> Volume<S> {
             {
                 b += 1;
             }
-            let run: Vec<u8> = images[a..b]
-                .iter()
-                .flat_map(|x| x.3.iter().copied())
-                .collect();
+            // Copied page by page: a byte-wise `flat_map(..).collect()` here took ~12
+            // instructions per byte, 130 M for the SQL suite's two checkpoints (natively, more
+            // than everything else the checkpoints did together).
+            let mut run = Vec::with_capacity((b - a) * PAGE_SIZE);
+            for x in &images[a..b] {
+                run.extend_from_slice(&x.3);
+            }
             self.storage
                 .file(data)
                 .write_at(images[a].0 * PAGE, &run)
