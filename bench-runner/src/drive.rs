@@ -339,10 +339,12 @@ fn truncate(s: &str, max: usize) -> String {
 /// Once, a failed start is tried again from the beginning, with a new driver on a new port;
 /// the first failure is printed to stderr, and both are in the error if the second fails too.
 /// Why: a driver's port is found free and released before the driver binds it, so another
-/// process can take it in between (then the driver exits, or the client talks to a stranger).
-/// The clean-clone CI run of 2026-12-06 on a fresh machine failed that way once: geckodriver's
-/// session failed within 0.1 s with "webdriver server did not respond (legacy client)" and an
-/// empty driver log, while Chromium's driver started beside it.
+/// process can take it in between (then the driver exits, or the client talks to a stranger);
+/// and a first start can fail for reasons of its own. The clean-clone CI run of 2026-12-06 on
+/// a fresh machine failed once here: geckodriver's session failed within 0.1 s with
+/// "webdriver server did not respond (legacy client)" while Chromium's driver started beside
+/// it. Its cause was not seen: the driver's log was empty (its two streams overwrote each
+/// other then, see [`ChildGuard::spawn_logging_all`](crate::child::ChildGuard::spawn_logging_all)).
 pub async fn start_session(
     browser: Browser,
     tools: &Tools,
@@ -718,7 +720,7 @@ http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
     fn a_driver_that_never_starts_fails_with_both_attempts() {
         let dir = tempfile::tempdir().unwrap();
         let mut tools = fake_driver(dir.path(), true);
-        // Every start fails: the marker is gone before each one.
+        // Every start fails: this copy of the script ignores its marker.
         let script = std::fs::read_to_string(&tools.chromedriver)
             .unwrap()
             .replace("first = not os.path.exists(marker)", "first = True");

@@ -176,8 +176,9 @@ impl<S: Storage> Volume<S> {
                         }
                         // A whole page (SQLite's writes) is copied into its new image at
                         // once: zeroing the allocation first and then overwriting it was
-                        // ~18 K of the ~36 K instructions an autocommit INSERT cost above the
-                        // memory VFS (callgrind, Memory mode, Balanced, 8 KiB SQLite pages).
+                        // ~18 K of the ~38 K instructions an autocommit INSERT cost above the
+                        // memory VFS (callgrind, Memory mode, Balanced, 8 KiB SQLite pages:
+                        // bench-sql/examples/insert_cpu.rs).
                         None if n == PAGE_SIZE => Box::from(src),
                         None => {
                             let mut img = vec![0u8; PAGE_SIZE].into_boxed_slice();
