@@ -19,60 +19,73 @@
 //! reference) or `{memory,disk}-{strict,relaxed,balanced}` (ours on the std-file backend, in a
 //! temporary directory under `$TMPDIR`). Figures: `vfs/DESIGN.md`, "What limits each goal".
 
-use bench_sql::backend::SqlBackend;
-use bench_sql::native::{MemvfsBackend, OursBackend};
-use opfs_vfs::{BufferMode, Durability};
+// Native only (the SQL backends it drives are): `wasm-pack test` and the wasm32 clippy gate
+// build examples too, and there this is empty.
+#[cfg(target_arch = "wasm32")]
+fn main() {}
 
+#[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let (Some(which), Some(n)) = (args.next(), args.next().and_then(|n| n.parse::<u64>().ok()))
-    else {
-        eprintln!("usage: insert_cpu memvfs|{{memory,disk}}-{{strict,relaxed,balanced}} N");
-        std::process::exit(2);
-    };
-    let result = if which == "memvfs" {
-        bench_sql::block_on(run(MemvfsBackend::default(), n))
-    } else {
-        let (mode, durability) = which.split_once('-').unwrap_or_default();
-        let mode = match mode {
-            "memory" => BufferMode::Memory,
-            "disk" => BufferMode::Disk,
-            _ => {
-                eprintln!("insert_cpu: unknown backend {which}");
-                std::process::exit(2);
-            }
-        };
-        let durability = match durability {
-            "strict" => Durability::Strict,
-            "relaxed" => Durability::Relaxed,
-            "balanced" => Durability::Balanced,
-            _ => {
-                eprintln!("insert_cpu: unknown backend {which}");
-                std::process::exit(2);
-            }
-        };
-        bench_sql::block_on(run(
-            OursBackend::new(std::env::temp_dir(), mode, durability),
-            n,
-        ))
-    };
-    if let Err(e) = result {
-        eprintln!("insert_cpu: {e}");
-        std::process::exit(1);
-    }
+    native::main();
 }
 
-async fn run(mut backend: impl SqlBackend, n: u64) -> Result<(), Box<dyn std::error::Error>> {
-    backend.prepare().await?;
-    let conn = backend.open().await?;
-    conn.execute_batch("CREATE TABLE t1(a INTEGER, b INTEGER, c VARCHAR(100));")?;
-    for i in 0..n {
-        let b = i.wrapping_mul(7919) % 100_000;
-        conn.execute_batch(&format!(
-            "INSERT INTO t1 VALUES({i},{b},'one hundred twenty three thousand four hundred');"
-        ))?;
+#[cfg(not(target_arch = "wasm32"))]
+mod native {
+    use bench_sql::backend::SqlBackend;
+    use bench_sql::native::{MemvfsBackend, OursBackend};
+    use opfs_vfs::{BufferMode, Durability};
+
+    pub fn main() {
+        let mut args = std::env::args().skip(1);
+        let (Some(which), Some(n)) = (args.next(), args.next().and_then(|n| n.parse::<u64>().ok()))
+        else {
+            eprintln!("usage: insert_cpu memvfs|{{memory,disk}}-{{strict,relaxed,balanced}} N");
+            std::process::exit(2);
+        };
+        let result = if which == "memvfs" {
+            bench_sql::block_on(run(MemvfsBackend::default(), n))
+        } else {
+            let (mode, durability) = which.split_once('-').unwrap_or_default();
+            let mode = match mode {
+                "memory" => BufferMode::Memory,
+                "disk" => BufferMode::Disk,
+                _ => {
+                    eprintln!("insert_cpu: unknown backend {which}");
+                    std::process::exit(2);
+                }
+            };
+            let durability = match durability {
+                "strict" => Durability::Strict,
+                "relaxed" => Durability::Relaxed,
+                "balanced" => Durability::Balanced,
+                _ => {
+                    eprintln!("insert_cpu: unknown backend {which}");
+                    std::process::exit(2);
+                }
+            };
+            bench_sql::block_on(run(
+                OursBackend::new(std::env::temp_dir(), mode, durability),
+                n,
+            ))
+        };
+        if let Err(e) = result {
+            eprintln!("insert_cpu: {e}");
+            std::process::exit(1);
+        }
     }
-    backend.close(conn).await?;
-    backend.cleanup().await?;
-    Ok(())
+
+    async fn run(mut backend: impl SqlBackend, n: u64) -> Result<(), Box<dyn std::error::Error>> {
+        backend.prepare().await?;
+        let conn = backend.open().await?;
+        conn.execute_batch("CREATE TABLE t1(a INTEGER, b INTEGER, c VARCHAR(100));")?;
+        for i in 0..n {
+            let b = i.wrapping_mul(7919) % 100_000;
+            conn.execute_batch(&format!(
+                "INSERT INTO t1 VALUES({i},{b},'one hundred twenty three thousand four hundred');"
+            ))?;
+        }
+        backend.close(conn).await?;
+        backend.cleanup().await?;
+        Ok(())
+    }
 }
