@@ -164,31 +164,27 @@ impl<S: Storage> Volume<S> {
             // All three differences are below PAGE_SIZE or data.len().
             let (d, o, n) = (ix(lo - offset), ix(lo - pstart), ix(hi - lo));
             let src = &data[d..d + n];
-            match p.staged.entry(page) {
-                Entry::Occupied(mut e) => e.get_mut()[o..o + n].copy_from_slice(src),
+            let img = match p.staged.entry(page) {
+                Entry::Occupied(e) => e.into_mut(),
                 Entry::Vacant(e) => {
                     added += PAGE_SIZE;
-                    let img = match pre.iter().position(|(q, _)| *q == page) {
-                        Some(i) => {
-                            let mut img = pre.swap_remove(i).1;
-                            img[o..o + n].copy_from_slice(src);
-                            img
-                        }
+                    let base = match pre.iter().position(|(q, _)| *q == page) {
+                        Some(i) => pre.swap_remove(i).1,
                         // A whole page (SQLite's writes) is copied into its new image at
                         // once: zeroing the allocation first and then overwriting it was
                         // ~18 K of the ~38 K instructions an autocommit INSERT cost above the
                         // memory VFS (callgrind, Memory mode, Balanced, 8 KiB SQLite pages:
                         // bench-sql/examples/insert_cpu.rs).
-                        None if n == PAGE_SIZE => Box::from(src),
-                        None => {
-                            let mut img = vec![0u8; PAGE_SIZE].into_boxed_slice();
-                            img[o..o + n].copy_from_slice(src);
-                            img
+                        None if n == PAGE_SIZE => {
+                            e.insert(Box::from(src));
+                            continue;
                         }
+                        None => vec![0u8; PAGE_SIZE].into_boxed_slice(),
                     };
-                    e.insert(img);
+                    e.insert(base)
                 }
-            }
+            };
+            img[o..o + n].copy_from_slice(src);
         }
         if end > p.size {
             p.size = end;
