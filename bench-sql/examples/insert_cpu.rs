@@ -33,7 +33,6 @@ fn main() {
 mod native {
     use bench_sql::backend::SqlBackend;
     use bench_sql::native::{MemvfsBackend, OursBackend};
-    use opfs_vfs::{BufferMode, Durability};
 
     pub fn main() {
         let mut args = std::env::args().skip(1);
@@ -45,28 +44,15 @@ mod native {
         let result = if which == "memvfs" {
             bench_sql::block_on(run(MemvfsBackend::default(), n))
         } else {
-            let (mode, durability) = which.split_once('-').unwrap_or_default();
-            let mode = match mode {
-                "memory" => BufferMode::Memory,
-                "disk" => BufferMode::Disk,
-                _ => {
-                    eprintln!("insert_cpu: unknown backend {which}");
-                    std::process::exit(2);
-                }
+            // Our six configurations, by the names the suites give them (`ours-memory-balanced`, ...).
+            let Some(ours) = OursBackend::all(&std::env::temp_dir())
+                .into_iter()
+                .find(|b| b.name() == format!("ours-{which}"))
+            else {
+                eprintln!("insert_cpu: unknown backend {which}");
+                std::process::exit(2);
             };
-            let durability = match durability {
-                "strict" => Durability::Strict,
-                "relaxed" => Durability::Relaxed,
-                "balanced" => Durability::Balanced,
-                _ => {
-                    eprintln!("insert_cpu: unknown backend {which}");
-                    std::process::exit(2);
-                }
-            };
-            bench_sql::block_on(run(
-                OursBackend::new(std::env::temp_dir(), mode, durability),
-                n,
-            ))
+            bench_sql::block_on(run(ours, n))
         };
         if let Err(e) = result {
             eprintln!("insert_cpu: {e}");
