@@ -637,10 +637,18 @@ pub async fn save_screenshot(client: &Client, path: &Path, window: (u32, u32)) -
 mod tests {
     use super::*;
 
+    /// Which starts of [`fake_driver`] exit at once without listening, as a driver whose port
+    /// was taken does.
+    #[derive(Clone, Copy)]
+    enum Fails {
+        Never,
+        First,
+        Always,
+    }
+
     /// A stand-in for chromedriver (python3): it answers a W3C new-session request and
-    /// nothing else, listening on its `--port=N`. With `fail_first`, its first start (per
-    /// directory) exits at once without listening, as a driver whose port was taken does.
-    fn fake_driver(dir: &Path, fail_first: bool) -> Tools {
+    /// nothing else, listening on its `--port=N`. Each start is counted in `dir` ([`starts`]).
+    fn fake_driver(dir: &Path, fails: Fails) -> Tools {
         let script = dir.join("fake-chromedriver");
         let body = format!(
             r#"#!/usr/bin/env python3
@@ -649,7 +657,7 @@ port = int([a for a in sys.argv[1:] if a.startswith("--port=")][0].split("=")[1]
 marker = os.path.join({dir:?}, "started")
 first = not os.path.exists(marker)
 open(marker, "a").write("start\n")
-if first and {fail_first}:
+if {fail}:
     print("fake driver: this start fails", file=sys.stderr)
     sys.exit(3)
 class H(http.server.BaseHTTPRequestHandler):
@@ -668,7 +676,11 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
 "#,
             dir = dir.to_str().unwrap(),
-            fail_first = if fail_first { "True" } else { "False" },
+            fail = match fails {
+                Fails::Never => "False",
+                Fails::First => "first",
+                Fails::Always => "True",
+            },
         );
         std::fs::write(&script, body).unwrap();
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
@@ -701,7 +713,7 @@ http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
     #[test]
     fn a_failed_session_start_is_tried_once_more() {
         let dir = tempfile::tempdir().unwrap();
-        let tools = fake_driver(dir.path(), true);
+        let tools = fake_driver(dir.path(), Fails::First);
         let started = start(&tools, dir.path());
         assert!(started.is_ok(), "{:?}", started.err());
         assert_eq!(starts(dir.path()), 2, "the driver is started twice");
@@ -710,7 +722,7 @@ http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
     #[test]
     fn a_session_that_starts_is_started_once() {
         let dir = tempfile::tempdir().unwrap();
-        let tools = fake_driver(dir.path(), false);
+        let tools = fake_driver(dir.path(), Fails::Never);
         let started = start(&tools, dir.path());
         assert!(started.is_ok(), "{:?}", started.err());
         assert_eq!(starts(dir.path()), 1);
@@ -719,18 +731,7 @@ http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
     #[test]
     fn a_driver_that_never_starts_fails_with_both_attempts() {
         let dir = tempfile::tempdir().unwrap();
-        let mut tools = fake_driver(dir.path(), true);
-        // Every start fails: this copy of the script ignores its marker.
-        let script = std::fs::read_to_string(&tools.chromedriver)
-            .unwrap()
-            .replace("first = not os.path.exists(marker)", "first = True");
-        tools.chromedriver = dir.path().join("always-failing");
-        std::fs::write(&tools.chromedriver, script).unwrap();
-        std::fs::set_permissions(
-            &tools.chromedriver,
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
+        let tools = fake_driver(dir.path(), Fails::Always);
         let Err(Error(err)) = start(&tools, dir.path()) else {
             panic!("no driver, no session");
         };
