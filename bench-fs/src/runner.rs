@@ -164,6 +164,7 @@ pub async fn run_lifecycle_suite<B: FsBackend>(
             index,
             warmup: index < warmup,
             order: ran,
+            load: None,
         });
     }
     LifecycleSuite {

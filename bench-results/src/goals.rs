@@ -536,6 +536,7 @@ fn check(
 /// ([`fill_floors`], run by [`crate::Document::summarize`]).
 pub fn check_sql(sql: &SqlSection, boot: &Bootstrap) -> Vec<GoalCheck> {
     let ran = |b: &&SqlBackendResult| !b.runs.is_empty();
+    let loads = sql.loads();
     let mut out = Vec::new();
     for goal in &GOALS {
         match goal.subject {
@@ -563,7 +564,7 @@ pub fn check_sql(sql: &SqlSection, boot: &Bootstrap) -> Vec<GoalCheck> {
                     let Some(d) = sql.backend(&format!("ours-disk-{level}")).filter(ran) else {
                         continue;
                     };
-                    let ratio = pair(m, d, goal.metric, None, boot);
+                    let ratio = pair(m, d, goal.metric, None, &loads, boot);
                     out.push(check(goal, m, d, None, ratio));
                 }
             }
@@ -583,7 +584,7 @@ pub fn check_sql(sql: &SqlSection, boot: &Bootstrap) -> Vec<GoalCheck> {
                     let Some(b) = sql.backend(base).filter(ran) else {
                         continue;
                     };
-                    let ratio = pair(b, x, goal.metric, None, boot);
+                    let ratio = pair(b, x, goal.metric, None, &loads, boot);
                     out.push(check(goal, b, x, None, ratio));
                 }
             }
@@ -602,7 +603,7 @@ pub fn check_sql(sql: &SqlSection, boot: &Bootstrap) -> Vec<GoalCheck> {
                     }
                     for s in &strict {
                         for n in sql.case_numbers() {
-                            let ratio = pair(p, s, Metric::Case, Some(n), boot);
+                            let ratio = pair(p, s, Metric::Case, Some(n), &loads, boot);
                             out.push(check(goal, p, s, Some(n), ratio));
                         }
                     }
@@ -658,6 +659,7 @@ mod tests {
             min: lo,
             max: hi,
             n: 10,
+            loads: None,
         }
     }
 

@@ -13,7 +13,7 @@
 //! ├─ environment: Environment the one environment record (browser or native)
 //! ├─ sql?: SqlSection         the 16-case suite and the batch, round by round
 //! │    ├─ suite (seed, SHA-256s, scale, case titles), config (runs, warmup, order seed)
-//! │    ├─ rounds: [{index, warmup, order: [backend names]}]
+//! │    ├─ rounds: [{index, warmup, order: [backend names], load? (crate::combine)}]
 //! │    ├─ backends: [{BackendMeta (name, engine, reference, package, version, durability,
 //! │    │              durability_settings, persistent, skipped?), error?, warmup_runs, runs,
 //! │    │              summary (medians, min–max, counters, ranks), ratios (paired, intervals)}]
@@ -38,6 +38,7 @@
 //! still load: [`Document::from_json`] converts them (see [`upgrade`]) and computes the
 //! summaries they lack. Fields added later are optional with serde defaults.
 
+pub mod combine;
 pub mod config;
 pub mod env;
 pub mod fs;

@@ -116,6 +116,27 @@ pub struct SqlRunInfo {
     /// Seed of the round orders ([`crate::stats::round_orders`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_seed: Option<u64>,
+    /// The page loads this section combines ([`crate::combine`]), in order; empty: one page
+    /// load. `runs` and `warmup` are then the sums over them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<PageLoad>,
+}
+
+/// One page load of a section that combines several: its own rounds and seed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageLoad {
+    /// 0-based, as in [`Round::load`].
+    pub load: u32,
+    /// Measured rounds of this load.
+    pub runs: u32,
+    /// Its warm-up rounds.
+    pub warmup: u32,
+    /// Its round orders' seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
+    /// When the load's run started (its document's `generated_at`).
+    #[serde(default)]
+    pub generated_at: String,
 }
 
 /// One round: which backends ran, in which order.
@@ -127,6 +148,10 @@ pub struct Round {
     pub warmup: bool,
     /// Backend names in running order (backends that had failed earlier are left out).
     pub order: Vec<String>,
+    /// The page load the round ran in, in a section that combines several
+    /// ([`SqlRunInfo::loads`]); absent: the only one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<u32>,
 }
 
 /// The SQL section of a document.
@@ -368,6 +393,39 @@ pub fn reference_in<'a>(
         })?,
     };
     (r.meta.name != b.name).then_some(r)
+}
+
+impl SqlSection {
+    /// Which page load each round ran in ([`Round::load`]): what the paired ratios are grouped
+    /// by for their intervals. Rounds without a load are load 0.
+    pub fn loads(&self) -> RoundLoads {
+        RoundLoads(
+            self.rounds
+                .iter()
+                .filter_map(|r| Some((r.index, r.load?)))
+                .collect(),
+        )
+    }
+}
+
+/// Round index → page load, for [`crate::summary::pair`]. Empty (the default): one load.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RoundLoads(pub std::collections::BTreeMap<u32, u32>);
+
+impl RoundLoads {
+    /// The load of `round` (0 if it has none).
+    pub fn of(&self, round: u32) -> u32 {
+        self.0.get(&round).copied().unwrap_or(0)
+    }
+
+    /// `(round, value)` pairs grouped by load, in load order (empty loads left out).
+    pub fn group(&self, keyed: &[(u32, f64)]) -> Vec<Vec<f64>> {
+        let mut groups: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
+        for &(round, v) in keyed {
+            groups.entry(self.of(round)).or_default().push(v);
+        }
+        groups.into_values().collect()
+    }
 }
 
 impl SqlBackendResult {

@@ -93,6 +93,11 @@ pub struct Bootstrap {
     /// Fewest paired samples for an interval; with fewer, a ratio has a median and a range
     /// but no interval, and no goal is decided on it.
     pub min_pairs: usize,
+    /// Fewest page loads for an interval when the rounds come from more than one page load
+    /// ([`grouped_median_interval`]); with 2 to `min_loads − 1` loads a ratio has no interval.
+    /// (Absent in documents written before page loads were combined: [`MIN_LOADS`].)
+    #[serde(default = "min_loads_default")]
+    pub min_loads: usize,
     /// What was done, in words (for readers of the file).
     pub method: String,
 }
@@ -109,6 +114,15 @@ pub const CONFIDENCE: f64 = 0.95;
 /// only pretends to (its resampled medians can only take the sample values). Fewer rounds
 /// give a median and a range, and no goal is decided.
 pub const MIN_PAIRS: usize = 6;
+/// Default fewest page loads for an interval over several loads: 6, by the argument for
+/// [`MIN_PAIRS`] one level up. Each load is one draw of what the load fixes (the wasm
+/// instance, its heap's layout, the OPFS directory's state), and the interval is about the
+/// median over such draws.
+pub const MIN_LOADS: usize = 6;
+
+fn min_loads_default() -> usize {
+    MIN_LOADS
+}
 
 impl Default for Bootstrap {
     fn default() -> Self {
@@ -117,11 +131,14 @@ impl Default for Bootstrap {
             resamples: BOOTSTRAP_RESAMPLES,
             confidence: CONFIDENCE,
             min_pairs: MIN_PAIRS,
+            min_loads: MIN_LOADS,
             method: "percentile bootstrap of the median of the per-round paired ratios: \
                      resample the rounds with replacement, take each resample's median, \
                      report the (1-confidence)/2 and (1+confidence)/2 quantiles (linear \
-                     interpolation) of those medians; ChaCha8 from `seed`, one stream per \
-                     interval keyed by FNV-1a of its label"
+                     interpolation) of those medians; with rounds from several page loads, \
+                     resample the loads with replacement, then within each drawn load its \
+                     rounds, and take the median of the pooled draw; ChaCha8 from `seed`, \
+                     one stream per interval keyed by FNV-1a of its label"
                 .to_owned(),
         }
     }
@@ -170,6 +187,46 @@ pub fn median_interval(samples: &[f64], b: &Bootstrap, label: &str) -> Option<(f
     ))
 }
 
+/// Two-level (hierarchical) percentile-bootstrap interval of the median of the pooled
+/// `groups`, one group per page load: each resample draws `groups.len()` loads with
+/// replacement and, within each drawn load, as many of its samples as it has, with
+/// replacement; the resample's statistic is the median of everything drawn. Resampling the
+/// loads carries the variation between page loads into the interval, which a bootstrap of
+/// rounds alone cannot see (every round of a load shares its wasm instance, heap and files).
+/// Drawn from the stream `stream_key(label)`. `None` below `b.min_loads` non-empty groups,
+/// below `b.min_pairs` samples in all, or with no resamples.
+pub fn grouped_median_interval(
+    groups: &[Vec<f64>],
+    b: &Bootstrap,
+    label: &str,
+) -> Option<(f64, f64)> {
+    let groups: Vec<&Vec<f64>> = groups.iter().filter(|g| !g.is_empty()).collect();
+    let (g, n) = (groups.len(), groups.iter().map(|g| g.len()).sum::<usize>());
+    if g < b.min_loads.max(1) || n < b.min_pairs.max(1) || b.resamples == 0 {
+        return None;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(b.seed);
+    rng.set_stream(stream_key(label));
+    let mut medians = Vec::with_capacity(b.resamples as usize);
+    let mut draw = Vec::with_capacity(n * 2);
+    for _ in 0..b.resamples {
+        draw.clear();
+        for _ in 0..g {
+            let load = groups[rng.random_range(0..g)];
+            for _ in 0..load.len() {
+                draw.push(load[rng.random_range(0..load.len())]);
+            }
+        }
+        medians.push(median_in_place(&mut draw)?);
+    }
+    medians.sort_by(f64::total_cmp);
+    let tail = (1.0 - b.confidence) / 2.0;
+    Some((
+        quantile_sorted(&medians, tail),
+        quantile_sorted(&medians, 1.0 - tail),
+    ))
+}
+
 /// Paired ratios (one per round) summarized: median, observed range, and the bootstrap
 /// interval of the median where there are enough pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -188,6 +245,10 @@ pub struct RatioStat {
     pub max: f64,
     /// Pairs (rounds in which both ran).
     pub n: usize,
+    /// Page loads the pairs came from, when more than one ([`RatioStat::of_loads`]): the
+    /// interval then resamples loads, then rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loads: Option<usize>,
 }
 
 impl RatioStat {
@@ -203,6 +264,33 @@ impl RatioStat {
             min: s.min,
             max: s.max,
             n: s.n,
+            loads: None,
+        })
+    }
+
+    /// From per-round ratios grouped by page load (finite ones only): the median of them all,
+    /// their range, and the interval of [`grouped_median_interval`]. One non-empty group is
+    /// [`RatioStat::of`]. `None` if there are no ratios.
+    pub fn of_loads(groups: &[Vec<f64>], b: &Bootstrap, label: &str) -> Option<Self> {
+        let groups: Vec<Vec<f64>> = groups
+            .iter()
+            .map(|g| g.iter().copied().filter(|r| r.is_finite()).collect())
+            .filter(|g: &Vec<f64>| !g.is_empty())
+            .collect();
+        if groups.len() <= 1 {
+            return Self::of(groups.first().map_or(&[][..], |g| &g[..]), b, label);
+        }
+        let all: Vec<f64> = groups.concat();
+        let s = Stat::of(&all)?;
+        let interval = grouped_median_interval(&groups, b, label);
+        Some(Self {
+            median: s.median,
+            lo: interval.map(|i| i.0),
+            hi: interval.map(|i| i.1),
+            min: s.min,
+            max: s.max,
+            n: s.n,
+            loads: Some(groups.len()),
         })
     }
 
@@ -217,11 +305,19 @@ impl RatioStat {
 /// Per-round ratios `value ÷ reference` over rounds where both have a positive, finite
 /// reference time and a finite value. `values` and `references` are `(round, ms)` pairs.
 pub fn paired_ratios(values: &[(u32, f64)], references: &[(u32, f64)]) -> Vec<f64> {
+    paired_ratios_keyed(values, references)
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// [`paired_ratios`] with the round each ratio is from: `(round, ratio)`.
+pub fn paired_ratios_keyed(values: &[(u32, f64)], references: &[(u32, f64)]) -> Vec<(u32, f64)> {
     values
         .iter()
         .filter_map(|&(round, v)| {
             let &(_, r) = references.iter().find(|(rr, _)| *rr == round)?;
-            (r > 0.0 && r.is_finite() && v.is_finite()).then(|| v / r)
+            (r > 0.0 && r.is_finite() && v.is_finite()).then(|| (round, v / r))
         })
         .collect()
 }
@@ -363,6 +459,99 @@ mod tests {
             (85..=100).contains(&covered),
             "covered {covered} of {trials}"
         );
+    }
+
+    /// `loads` page loads of `rounds` rounds each: load `l` sits at `1 + bias(l)`, its rounds
+    /// add noise of ±`noise` (uniform) around that.
+    fn loads_of(
+        rng: &mut ChaCha8Rng,
+        loads: usize,
+        rounds: usize,
+        bias: f64,
+        noise: f64,
+    ) -> Vec<Vec<f64>> {
+        (0..loads)
+            .map(|_| {
+                let level = 1.0 + rng.random_range(-bias..bias);
+                (0..rounds)
+                    .map(|_| level + rng.random_range(-noise..noise))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn grouped_interval_needs_loads_and_is_seeded() {
+        let b = Bootstrap::default();
+        let five = vec![vec![1.0; 10]; 5];
+        assert_eq!(grouped_median_interval(&five, &b, "x"), None, "5 < 6 loads");
+        let six = vec![vec![2.0; 3]; 6];
+        assert_eq!(grouped_median_interval(&six, &b, "x"), Some((2.0, 2.0)));
+        // Empty loads do not count.
+        let mut sparse = six.clone();
+        sparse[0].clear();
+        assert_eq!(grouped_median_interval(&sparse, &b, "x"), None);
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let g = loads_of(&mut rng, 8, 10, 0.03, 0.01);
+        let a = grouped_median_interval(&g, &b, "a").unwrap();
+        assert_eq!(a, grouped_median_interval(&g, &b, "a").unwrap());
+        let m = median(&g.concat()).unwrap();
+        assert!(a.0 <= m && m <= a.1, "{a:?} around {m}");
+    }
+
+    #[test]
+    fn grouped_interval_sees_the_spread_between_loads() {
+        // Each load has its own level (±3 %), its rounds vary ±0.5 % around it: the pooled
+        // rounds look precise, but the level of the next load is not known to ±0.5 %.
+        let b = Bootstrap {
+            resamples: 500,
+            ..Bootstrap::default()
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let trials = 100;
+        let (mut grouped, mut flat) = (0, 0);
+        for t in 0..trials {
+            let g = loads_of(&mut rng, 8, 12, 0.03, 0.005);
+            let label = format!("t{t}");
+            let (lo, hi) = grouped_median_interval(&g, &b, &label).unwrap();
+            if lo <= 1.0 && 1.0 <= hi {
+                grouped += 1;
+            }
+            let (lo, hi) = median_interval(&g.concat(), &b, &label).unwrap();
+            if lo <= 1.0 && 1.0 <= hi {
+                flat += 1;
+            }
+        }
+        assert!(grouped >= 85, "grouped covered {grouped} of {trials}");
+        assert!(flat <= 60, "rounds alone covered {flat} of {trials}");
+    }
+
+    #[test]
+    fn ratio_over_loads() {
+        let b = Bootstrap::default();
+        let one = RatioStat::of_loads(&[vec![1.0, 1.1, 0.9, 1.0, 1.05, 0.95]], &b, "k").unwrap();
+        assert_eq!(
+            one,
+            RatioStat::of(&[1.0, 1.1, 0.9, 1.0, 1.05, 0.95], &b, "k").unwrap(),
+            "one load: the rounds' interval"
+        );
+        assert_eq!(one.loads, None);
+        let groups: Vec<Vec<f64>> = (0..6)
+            .map(|l| {
+                vec![
+                    1.0 + f64::from(l) * 0.01,
+                    f64::NAN,
+                    1.0 - f64::from(l) * 0.01,
+                ]
+            })
+            .collect();
+        let s = RatioStat::of_loads(&groups, &b, "k").unwrap();
+        assert_eq!((s.n, s.loads, s.median), (12, Some(6), 1.0));
+        assert_eq!((s.min, s.max), (0.95, 1.05));
+        assert!(s.lo.unwrap() <= 1.0 && s.hi.unwrap() >= 1.0, "{s:?}");
+        let few = RatioStat::of_loads(&groups[..3], &b, "k").unwrap();
+        assert_eq!((few.loads, few.lo, few.hi), (Some(3), None, None));
+        assert_eq!(RatioStat::of_loads(&[vec![], vec![]], &b, "k"), None);
     }
 
     #[test]

@@ -8,8 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::sql::{Phases, PhysicalCounters, RunSample, SqlBackendResult, SqlSection};
-use crate::stats::{paired_ratios, Bootstrap, RatioStat, Stat};
+use crate::sql::{Phases, PhysicalCounters, RoundLoads, RunSample, SqlBackendResult, SqlSection};
+use crate::stats::{paired_ratios_keyed, Bootstrap, RatioStat, Stat};
 
 /// A quantity measured once per run, that summaries, ratios and goals are about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -187,18 +187,20 @@ impl RatioSummary {
 }
 
 /// Paired ratio of `a ÷ b` for `metric` over the rounds both ran, labelled for its bootstrap
-/// stream.
+/// stream; its interval resamples page loads, then rounds, when the rounds came from more than
+/// one load (`loads`, [`SqlSection::loads`]).
 pub fn pair(
     a: &SqlBackendResult,
     b: &SqlBackendResult,
     metric: Metric,
     case: Option<u32>,
+    loads: &RoundLoads,
     boot: &Bootstrap,
 ) -> Option<RatioStat> {
     let va = a.keyed(|r| metric.of(r, case));
     let vb = b.keyed(|r| metric.of(r, case));
     let label = format!("{} / {} / {}", a.meta.name, b.meta.name, metric.label(case));
-    RatioStat::of(&paired_ratios(&va, &vb), boot, &label)
+    RatioStat::of_loads(&loads.group(&paired_ratios_keyed(&va, &vb)), boot, &label)
 }
 
 impl SqlBackendResult {
@@ -273,6 +275,7 @@ impl SqlSection {
     /// from `boot` (recorded as `bootstrap`).
     pub fn summarize(&mut self, boot: &Bootstrap) {
         let numbers = self.case_numbers();
+        let loads = self.loads();
         let summaries: Vec<BackendSummary> = self
             .backends
             .iter()
@@ -286,7 +289,7 @@ impl SqlSection {
                 if b.runs.is_empty() {
                     return None;
                 }
-                let p = |m: Metric, case: Option<u32>| pair(b, r, m, case, boot);
+                let p = |m: Metric, case: Option<u32>| pair(b, r, m, case, &loads, boot);
                 Some(RatioSummary {
                     reference: r.meta.name.clone(),
                     total: p(Metric::Total, None),
@@ -422,7 +425,15 @@ mod tests {
             sql.backend("capped").unwrap(),
             sql.backend("scattered").unwrap(),
         );
-        let both = pair(a, b, Metric::Total, None, &Bootstrap::default()).unwrap();
+        let both = pair(
+            a,
+            b,
+            Metric::Total,
+            None,
+            &RoundLoads::default(),
+            &Bootstrap::default(),
+        )
+        .unwrap();
         assert_eq!(both.n, 2, "rounds 5 and 6 only");
         assert_eq!(both.median, 1.0);
     }

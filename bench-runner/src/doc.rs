@@ -589,6 +589,7 @@ mod tests {
                     index: i,
                     warmup: i == 0,
                     order: names.iter().map(|n| (*n).to_owned()).collect(),
+                    load: None,
                 })
                 .collect(),
             backends: names

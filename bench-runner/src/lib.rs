@@ -17,7 +17,10 @@
 //!
 //! - URL parameters: `preset=quick|full|phone`, `autorun=1`, `suites=sql,batch,fs,raw,handoff`,
 //!   `backends=<comma list>|all`, `runs=N`, `fs_runs=N`, `peer_runs=N`, `files=N`,
-//!   `warmup=N`, `sql_scale=N`, `batch_repeats=N`, `fs_repeats=N`, `commit=<sha>`.
+//!   `warmup=N`, `sql_scale=N`, `batch_repeats=N`, `fs_repeats=N`, `order_seed=N`,
+//!   `commit=<sha>`.
+//! - `--page-loads N` runs the page N times per browser, each in a new session with the round
+//!   orders' seed + load, and combines the documents ([`bench_results::combine`]).
 //! - `window.__bench = { state: 'idle'|'running'|'done'|'error', progress, result, error,
 //!   consoleErrors: [], calibrate() }`.
 //! - `result` is one `bench_results::Document` (schema version 2), every summary computed.

@@ -136,6 +136,9 @@ pub struct PageParams {
     /// `target_pct=` (stop the SQL rounds once every 16-case total ratio is within ± this many
     /// percent; 0: exactly `runs`); `None`: the preset's (none when `runs` is given).
     pub target_pct: Option<f64>,
+    /// `order_seed=` (seed of the SQL rounds' shuffled orders); `None`: the page's default.
+    /// With `--page-loads`, load `k` gets the default plus `k`.
+    pub order_seed: Option<u64>,
     /// `commit=`: recorded in the result so it can be reproduced.
     pub commit: Option<String>,
 }
@@ -158,6 +161,7 @@ impl PageParams {
             batch_repeats: None,
             fs_repeats: None,
             target_pct: None,
+            order_seed: None,
             commit: None,
         }
     }
@@ -203,6 +207,9 @@ impl PageParams {
         }
         if let Some(t) = self.target_pct {
             q.push_str(&format!("&target_pct={t}"));
+        }
+        if let Some(s) = self.order_seed {
+            q.push_str(&format!("&order_seed={s}"));
         }
         if let Some(c) = &self.commit {
             q.push_str(&format!("&commit={}", encode(c)));
@@ -309,6 +316,10 @@ pub struct RunOptions {
     /// Chromium only: emulate a phone (mobile viewport, CPU slowed down by this rate). The
     /// result is marked as emulation, never as a phone.
     pub emulate_phone: Option<f64>,
+    /// Page loads per browser (1: one). Each is a new browser session with its own round
+    /// orders' seed; their documents are combined into one ([`bench_results::combine`]),
+    /// whose intervals resample loads, then rounds.
+    pub page_loads: u32,
 }
 
 impl RunOptions {
@@ -416,6 +427,10 @@ run: serve the page, run it headless in each browser, write
   --sql-scale N        divide every SQL count by N; 1 = full size (default: the preset's)
   --scale-rows N       rows (1 KiB each) the scale suite builds (default: the preset's)
   --scale-runs N       measured rounds of the scale suite (default: the preset's)
+  --page-loads N       run the page N times per browser, each in a new browser session with
+                       its own round orders (seed 20261130 + load), and combine them into one
+                       result whose intervals resample page loads, then rounds (an interval
+                       needs 6 loads or more); suites sql, batch and raw only (default 1)
   --commit SHA         recorded in the result (default: git rev-parse of the work tree)
   --out-dir DIR        default: results
   --screenshot PATH    PNG of the results view; {browser} and {date} are substituted
@@ -508,6 +523,7 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
     let mut emulate_phone = None;
     let mut browsers_given = false;
     let mut preset_given = false;
+    let mut page_loads = 1;
     while let Some(a) = it.next() {
         if let Some(rate) = a.strip_prefix("--emulate-phone") {
             let rate = match rate.strip_prefix('=') {
@@ -585,6 +601,7 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
             "--fs-repeats" => {
                 page.fs_repeats = Some(number(&a, &next_value(&mut it, &a)?)?.max(1));
             }
+            "--page-loads" => page_loads = number(&a, &next_value(&mut it, &a)?)?.max(1),
             "--commit" => page.commit = Some(next_value(&mut it, &a)?),
             "--out-dir" => out_dir = PathBuf::from(next_value(&mut it, &a)?),
             "--screenshot" => screenshot = Some(PathBuf::from(next_value(&mut it, &a)?)),
@@ -622,6 +639,16 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
             page.preset = Preset::Phone;
         }
     }
+    if page_loads > 1 {
+        let combinable = ["sql", "batch", "raw"];
+        let suites = page.requested_suites();
+        if let Some(bad) = suites.iter().find(|s| !combinable.contains(&s.as_str())) {
+            return Err(Error(format!(
+                "--page-loads combines the suites {} only, not {bad:?}: give --suites",
+                combinable.join(",")
+            )));
+        }
+    }
     let source = match url {
         Some(u) => PageSource::Url(u),
         None => PageSource::Serve {
@@ -641,6 +668,7 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
         root,
         write_results: true,
         emulate_phone,
+        page_loads,
     })))
 }
 

@@ -309,7 +309,14 @@ fn ratio_cell(r: Option<&RatioStat>) -> String {
                 fmt_fixed(lo, 2),
                 fmt_fixed(hi, 2)
             ),
-            _ => format!("{} (n={}, no interval)", ratio_value(r.median), r.n),
+            _ => match r.loads {
+                Some(loads) => format!(
+                    "{} (n={} in {loads} page loads, no interval)",
+                    ratio_value(r.median),
+                    r.n
+                ),
+                None => format!("{} (n={}, no interval)", ratio_value(r.median), r.n),
+            },
         },
     }
 }
@@ -436,6 +443,15 @@ fn config_line(e: &Entry) -> String {
     let c = &e.doc.config;
     // With a precision target, the SQL rounds taken (the section's) and the rule.
     let rounds = match (c.target_half_width, e.doc.sql.as_ref()) {
+        (Some(w), Some(sql)) if !sql.config.loads.is_empty() => format!(
+            "{} (each page load stopped at ±{:.1} % of its own rounds, at most {} per load)",
+            sql.config.runs,
+            w * 100.0,
+            c.runs
+        ),
+        (None, Some(sql)) if !sql.config.loads.is_empty() => {
+            format!("{} ({} per page load)", sql.config.runs, c.runs)
+        }
         (Some(w), Some(sql)) => format!(
             "{} (stopped at ±{:.1} %, at most {})",
             sql.config.runs,
@@ -490,8 +506,22 @@ fn config_line(e: &Entry) -> String {
             c.fs_runs_per_round()
         ));
     }
-    if let Some(s) = c.order_seed {
-        parts.push(format!("order seed {s}"));
+    match e.doc.sql.as_ref().map(|s| &s.config.loads[..]) {
+        Some(loads @ [first, .., last]) => parts.push(format!(
+            "**{} page loads combined** (each a new browser session; rounds summed; order \
+             seeds {}–{}; intervals resample page loads, then rounds)",
+            loads.len(),
+            first
+                .order_seed
+                .map_or_else(|| "?".to_owned(), |s| s.to_string()),
+            last.order_seed
+                .map_or_else(|| "?".to_owned(), |s| s.to_string()),
+        )),
+        _ => {
+            if let Some(s) = c.order_seed {
+                parts.push(format!("order seed {s}"));
+            }
+        }
     }
     if let Some(b) = e.doc.sql.as_ref().and_then(|s| s.bootstrap.as_ref()) {
         parts.push(format!(
@@ -1568,6 +1598,7 @@ mod tests {
             min: 0.9,
             max: 1.2,
             n: 30,
+            loads: None,
         };
         assert_eq!(ratio_cell(Some(&r)), "1.02× [0.99–1.05]");
         let few = RatioStat {
@@ -1577,6 +1608,15 @@ mod tests {
             ..r
         };
         assert_eq!(ratio_cell(Some(&few)), "1.02× (n=2, no interval)");
+        let few_loads = RatioStat {
+            loads: Some(3),
+            n: 30,
+            ..few
+        };
+        assert_eq!(
+            ratio_cell(Some(&few_loads)),
+            "1.02× (n=30 in 3 page loads, no interval)"
+        );
         assert_eq!(ratio_cell(None), "–");
     }
 
@@ -1694,6 +1734,7 @@ mod tests {
                     index: i,
                     warmup: false,
                     order: Vec::new(),
+                    load: None,
                 })
                 .collect(),
             backends: vec![

@@ -1,10 +1,12 @@
 //! `bench-runner run`: serve the page once, run it in each browser in turn, validate, write
 //! `<out-dir>/<date>-<browser>.json`, regenerate `<out-dir>/<date>-report.md`.
 
-use std::path::PathBuf;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use bench_results::{RunnerRecord, Suite};
+use bench_results::combine::combine_loads;
+use bench_results::stats::ORDER_SEED;
+use bench_results::{Document, RunnerRecord, Suite};
 use serde_json::Value;
 
 use crate::child::start_serve;
@@ -12,7 +14,7 @@ use crate::doc::validate;
 use crate::drive::{run_browser, DriveOptions, Outcome};
 use crate::options::{target_dir, Browser, RunOptions};
 use crate::util::{fmt_elapsed, today};
-use crate::{report, Context as _, Result};
+use crate::{report, Context as _, Error, Result};
 
 /// What one browser's run came to.
 #[derive(Debug)]
@@ -141,18 +143,6 @@ pub async fn run(opts: &RunOptions) -> Result<RunSummary> {
     let mut browsers = Vec::new();
     for &browser in &opts.browsers {
         let started = Instant::now();
-        let drive = DriveOptions {
-            browser,
-            tools: opts.tools.clone(),
-            page_url: server.url.clone(),
-            params: opts.page.clone(),
-            timeout: opts.timeout,
-            window: opts.window,
-            screenshot: opts.screenshot_path(browser, &date),
-            log_dir: log_dir.clone(),
-            verbose: true,
-            emulate_phone: opts.emulate_phone.filter(|_| browser == Browser::Chromium),
-        };
         let mut run = BrowserRun {
             browser,
             outcome: None,
@@ -160,10 +150,9 @@ pub async fn run(opts: &RunOptions) -> Result<RunSummary> {
             warnings: Vec::new(),
             json_path: None,
         };
-        match run_browser(&drive).await {
+        match run_loads(opts, browser, &server.url, &log_dir, &date, &requested).await {
             Err(e) => run.problems.push(e.to_string()),
-            Ok(outcome) => {
-                let (problems, warnings) = check(&outcome, &requested);
+            Ok((outcome, problems, warnings)) => {
                 run.problems = problems;
                 run.warnings = warnings;
                 if opts.write_results {
@@ -219,6 +208,94 @@ pub async fn run(opts: &RunOptions) -> Result<RunSummary> {
         summary.report = Some(path);
     }
     Ok(summary)
+}
+
+/// Runs the page `opts.page_loads` times in `browser` (each load in a new session; with more
+/// than one, load `k` has the round orders' seed [`ORDER_SEED`] + `k`) and checks each
+/// ([`check`]). One load: its outcome. Several: one outcome whose document combines them
+/// ([`combine_loads`]), whose console errors are all of theirs and whose time is their sum;
+/// a load's problems and warnings carry its number. `Err` when a load could not run.
+async fn run_loads(
+    opts: &RunOptions,
+    browser: Browser,
+    url: &str,
+    log_dir: &Path,
+    date: &str,
+    requested: &[Suite],
+) -> Result<(Outcome, Vec<String>, Vec<String>)> {
+    let loads = opts.page_loads.max(1);
+    let mut outcomes = Vec::new();
+    let (mut problems, mut warnings) = (Vec::new(), Vec::new());
+    for load in 0..loads {
+        let mut params = opts.page.clone();
+        if loads > 1 {
+            params.order_seed = Some(ORDER_SEED + u64::from(load));
+            eprintln!("[{browser}] page load {} of {loads}", load + 1);
+        }
+        let drive = DriveOptions {
+            browser,
+            tools: opts.tools.clone(),
+            page_url: url.to_owned(),
+            params,
+            timeout: opts.timeout,
+            window: opts.window,
+            // The last load's results view (the combined one is only in the files).
+            screenshot: opts
+                .screenshot_path(browser, date)
+                .filter(|_| load + 1 == loads),
+            log_dir: log_dir.to_owned(),
+            verbose: true,
+            emulate_phone: opts.emulate_phone.filter(|_| browser == Browser::Chromium),
+        };
+        let outcome = run_browser(&drive).await.map_err(|e| {
+            if loads > 1 {
+                Error(format!("page load {load}: {e}"))
+            } else {
+                e
+            }
+        })?;
+        let (p, w) = check(&outcome, requested);
+        let tag = |m: String| {
+            if loads > 1 {
+                format!("page load {load}: {m}")
+            } else {
+                m
+            }
+        };
+        problems.extend(p.into_iter().map(tag));
+        warnings.extend(w.into_iter().map(tag));
+        outcomes.push(outcome);
+    }
+    if loads == 1 {
+        let outcome = outcomes.pop().ok_or("no page load ran")?;
+        return Ok((outcome, problems, warnings));
+    }
+    let docs = outcomes
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            Document::from_json(&o.result_json)
+                .map_err(|e| Error(format!("page load {i}: the result does not load: {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let boot = docs
+        .first()
+        .and_then(|d| d.sql.as_ref()?.bootstrap.clone())
+        .unwrap_or_default();
+    let combined = combine_loads(docs, &boot).context("combining the page loads")?;
+    let mut outcome = outcomes.pop().ok_or("no page load ran")?;
+    outcome.elapsed += outcomes.iter().map(|o| o.elapsed).sum::<Duration>();
+    let mut errors: Vec<Value> = outcomes
+        .into_iter()
+        .flat_map(|o| o.console_errors)
+        .collect();
+    errors.append(&mut outcome.console_errors);
+    outcome.console_errors = errors;
+    outcome.result_json = combined
+        .to_json()
+        .context("serializing the combined result")?;
+    eprintln!("[{browser}] combined {loads} page loads");
+    Ok((outcome, problems, warnings))
 }
 
 /// The `## Headline` section of a report.

@@ -21,6 +21,9 @@
 //!    `tests/fixtures/stale-request/index.js` wrapping the real peer module: stale requests on
 //!    the peer's hand-off channel every 2 ms; the peer runs through, reads right, and the JSON
 //!    counts the holders that gave the database up unasked.
+//! 4. [`page_loads_are_combined`]: `bench-runner run --page-loads 2` in the first browser: each
+//!    load runs its own seed's round orders (the page honours `order_seed=`), and the one
+//!    result file combines them (rounds tagged with their load, ratios over both loads).
 //!
 //! `#[ignore]`d: they need the built page and the browsers, so plain `cargo test --workspace`
 //! does not run them. `scripts/test.sh` runs them as their own gate after building the page
@@ -952,4 +955,98 @@ fn handoff_peer_survives_stale_requests() {
         "e2e stale request failed:\n  - {}",
         failures.join("\n  - ")
     );
+}
+
+/// `bench-runner run --page-loads 2` in the first browser of `E2E_BROWSERS`: two sessions, the
+/// second with the round orders' seed + 1 (through the page's `order_seed=` parameter), combined
+/// into one result file whose rounds carry their load and whose ratios say they span two loads.
+#[test]
+#[ignore = "needs the built page and both browsers: scripts/test.sh runs it with --ignored"]
+fn page_loads_are_combined() {
+    use bench_results::stats::{round_orders, ORDER_SEED};
+    use bench_runner::options::RunOptions;
+
+    let s = setup();
+    let browser = s.browsers[0];
+    let out = TempDir::new().unwrap();
+    let (runs, warmup) = (6_u32, 1_u32);
+    let opts = RunOptions {
+        browsers: vec![browser],
+        page: PageParams {
+            suites: Some(vec!["sql".to_owned(), "raw".to_owned()]),
+            backends: Some(vec![
+                "sqlite-memvfs".to_owned(),
+                "ours-memory-balanced".to_owned(),
+            ]),
+            runs: Some(runs),
+            warmup: Some(warmup),
+            ..PageParams::preset(Preset::Quick)
+        },
+        source: PageSource::Serve {
+            bin: Some(s.serve_bin.clone()),
+            dir: s.page_dir.clone(),
+        },
+        tools: s.tools.clone(),
+        out_dir: out.path().to_owned(),
+        screenshot: None,
+        timeout: s.timeout,
+        window: (1280, 1600),
+        root: s.root.clone(),
+        write_results: true,
+        emulate_phone: None,
+        page_loads: 2,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let summary = rt.block_on(bench_runner::run::run(&opts)).unwrap();
+    let run = &summary.browsers[0];
+    assert!(run.ok(), "{browser}: {:?}", run.problems);
+    let text = std::fs::read_to_string(run.json_path.as_ref().unwrap()).unwrap();
+    let doc = Document::from_json(&text).unwrap();
+    let sql = doc.sql.as_ref().unwrap();
+
+    let seeds: Vec<Option<u64>> = sql.config.loads.iter().map(|l| l.order_seed).collect();
+    assert_eq!(seeds, vec![Some(ORDER_SEED), Some(ORDER_SEED + 1)]);
+    assert_eq!(sql.config.runs, 2 * runs);
+    let per_load = usize::try_from(runs + warmup).unwrap();
+    assert_eq!(sql.rounds.len(), 2 * per_load);
+    // Each load ran the orders of its own seed: the page got `order_seed=`.
+    let names: Vec<&str> = sql.backends.iter().map(|b| b.meta.name.as_str()).collect();
+    let expected = |seed: u64| -> Vec<Vec<&str>> {
+        round_orders(seed, names.len(), runs + warmup)
+            .into_iter()
+            .map(|o| o.into_iter().map(|i| names[i]).collect())
+            .collect()
+    };
+    assert_ne!(
+        expected(ORDER_SEED),
+        expected(ORDER_SEED + 1),
+        "seeds differ"
+    );
+    for (load, seed) in [(0_u32, ORDER_SEED), (1, ORDER_SEED + 1)] {
+        let ran: Vec<Vec<&str>> = sql
+            .rounds
+            .iter()
+            .filter(|r| r.load == Some(load))
+            .map(|r| r.order.iter().map(String::as_str).collect())
+            .collect();
+        assert_eq!(ran, expected(seed), "load {load}'s orders");
+    }
+    let ours = sql.backend("ours-memory-balanced").unwrap();
+    assert_eq!(ours.runs.len(), 2 * usize::try_from(runs).unwrap());
+    let total = ours.ratios.as_ref().unwrap().total.unwrap();
+    assert_eq!((total.loads, total.n), (Some(2), 12));
+    assert_eq!(
+        (total.lo, total.hi),
+        (None, None),
+        "2 loads < 6: no interval"
+    );
+    assert_eq!(
+        doc.raw.as_ref().unwrap().runs.len(),
+        2 * usize::try_from(runs).unwrap()
+    );
+    let report = std::fs::read_to_string(summary.report.as_ref().unwrap()).unwrap();
+    assert!(report.contains("**2 page loads combined**"), "{report}");
 }

@@ -28,8 +28,8 @@
 //! at the intervals' width only, never at which side of a goal they lie.
 
 use bench_results::sql::{
-    reference_in, BackendMeta, BatchRun, CaseInfo, CaseSample, Phases, Round, RunSample,
-    SqlBackendResult, SqlRunInfo, SqlSection, SuiteInfo, SuiteRun,
+    reference_in, BackendMeta, BatchRun, CaseInfo, CaseSample, Phases, Round, RoundLoads,
+    RunSample, SqlBackendResult, SqlRunInfo, SqlSection, SuiteInfo, SuiteRun,
 };
 use bench_results::stats::{round_orders, Bootstrap};
 use bench_results::summary::{pair, Metric};
@@ -337,7 +337,8 @@ pub fn widest_half_width(
         let Some(r) = reference_in(results, &b.meta) else {
             continue;
         };
-        let w = pair(b, r, Metric::Total, None, boot)?.relative_half_width()?;
+        let w =
+            pair(b, r, Metric::Total, None, &RoundLoads::default(), boot)?.relative_half_width()?;
         widest = Some(widest.map_or(w, |x: f64| x.max(w)));
     }
     widest
@@ -601,6 +602,7 @@ pub async fn run_rounds<C: Contestant>(
             index: round,
             warmup,
             order: ran,
+            load: None,
         });
         if let Some(p) = plan
             .precision
@@ -623,6 +625,7 @@ pub async fn run_rounds<C: Contestant>(
             warmup: plan.warmup,
             data_dir: plan.data_dir.clone(),
             order_seed: Some(plan.order_seed),
+            loads: Vec::new(),
         },
         rounds: round_log,
         backends: results,

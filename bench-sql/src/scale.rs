@@ -134,6 +134,7 @@ pub async fn run_scale<B: SqlBackend>(
             index: round,
             warmup,
             order: ran,
+            load: None,
         });
     }
     ScaleSection {

@@ -9,7 +9,7 @@
 //        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N, peer_runs=N,
 //        scale_rows=N, scale_runs=N, target_pct=P: stop the SQL rounds at ±P % (0: exactly runs),
 //        batch_repeats=N: runs of the batch per backend and round, the fastest kept;
-//        fs_repeats=N: the same for the fs lifecycle)
+//        fs_repeats=N: the same for the fs lifecycle; order_seed=N: seed of the SQL round orders)
 //   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, resultJson (the
 //                     document's text as Rust wrote it: read this one), error,
 //                     consoleErrors: [], calibrate()}, updated live. The results view is rendered
@@ -1133,6 +1133,14 @@ function targetHalfWidth() {
   return pct / 100;
 }
 
+/** A seed from the URL: a whole number JavaScript holds exactly (at most 2^53 − 1), else an
+ *  error, never a silently rounded seed. */
+function urlSeed(key) {
+  const v = Number(params.get(key));
+  if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${key} must be a whole number from 0 to 2^53 − 1`);
+  return v;
+}
+
 function readConfig() {
   const suites = $$('input[name=suite]:checked').map((c) => c.value);
   const boxes = $$('input[name=backend]');
@@ -1163,6 +1171,7 @@ function readConfig() {
     // Only from the URL (absent: the preset's).
     ...(params.get('batch_repeats') ? { batch_repeats: Number(params.get('batch_repeats')) } : {}),
     ...(params.get('fs_repeats') ? { fs_repeats: Number(params.get('fs_repeats')) } : {}),
+    ...(params.get('order_seed') ? { order_seed: urlSeed('order_seed') } : {}),
     commit: commit || null,
   };
 }

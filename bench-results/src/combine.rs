@@ -1,0 +1,396 @@
+//! [`combine_loads`]: one document from several page loads of one configuration.
+//!
+//! Every backend of a page runs in one worker: one wasm instance, one heap, one OPFS
+//! directory for the whole page load. What a load fixes (where the allocator puts things, what
+//! the JIT decided, the files' state) lasts through all of its rounds, so rounds of one load
+//! are not independent draws, and an interval that resamples only rounds misses the variation
+//! between loads (`methodology.md`, "How many rounds": CPU-only cases 2–4 % off 1.00 with
+//! intervals that exclude it). A combined document keeps every round, tagged with its load
+//! ([`Round::load`]), and its ratios' intervals resample loads, then rounds
+//! ([`crate::stats::grouped_median_interval`]).
+//!
+//! Combined: the SQL section (suite and batch) and the raw suite. The other suites keep their
+//! own per-round pairing and are refused (combining them is not built).
+
+use crate::sql::{PageLoad, Round, SqlSection};
+use crate::stats::Bootstrap;
+use crate::Document;
+
+/// Why documents cannot be combined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CombineError {
+    /// No document given.
+    Empty,
+    /// Load `load` ran another configuration than load 0 (seeds of the round orders aside).
+    Config {
+        /// 0-based.
+        load: usize,
+    },
+    /// Load `load` has a suite that cannot be combined, or lacks one load 0 has.
+    Suite {
+        /// 0-based.
+        load: usize,
+        /// The suite.
+        suite: &'static str,
+    },
+    /// Load `load`'s SQL section has other backends or cases than load 0's.
+    Backends {
+        /// 0-based.
+        load: usize,
+    },
+}
+
+impl std::fmt::Display for CombineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CombineError::Empty => f.write_str("no page load to combine"),
+            CombineError::Config { load } => {
+                write!(f, "page load {load} ran another configuration than load 0")
+            }
+            CombineError::Suite { load, suite } => write!(
+                f,
+                "page load {load}: the {suite} suite cannot be combined over page loads \
+                 (sql, batch and raw can), or it is in one load and not another"
+            ),
+            CombineError::Backends { load } => write!(
+                f,
+                "page load {load} has other SQL backends or cases than load 0"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CombineError {}
+
+/// Combines `docs`, each one page load of the same configuration in the same browser, into
+/// one document, summarized again with `boot`:
+///
+/// - SQL: every load's rounds, renumbered to follow the previous load's, with
+///   [`Round::load`] set; every backend's runs and warm-up runs with their rounds renumbered
+///   alike; a backend's error is kept with its load's number; `config.runs` and `warmup` are
+///   the sums and `config.loads` lists each load.
+/// - raw: every load's runs, one after another (the raw suite has no pairing).
+/// - verifications, notes: every load's, each failure and note said once.
+/// - `duration_ms` is the sum; `generated_at`, `environment`, `config` are load 0's (the
+///   round orders' seed aside, the configs are equal: checked).
+///
+/// One document is returned as it is, summarized. The `runner` record is dropped (the caller
+/// writes its own for the whole).
+pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, CombineError> {
+    let mut docs = docs.into_iter();
+    let mut out = docs.next().ok_or(CombineError::Empty)?;
+    out.runner = None;
+    check_suites(&out, 0)?;
+    let single = docs.len() == 0;
+    if let Some(sql) = &mut out.sql {
+        if !single {
+            let first = page_load(0, sql, &out.generated_at);
+            for r in &mut sql.rounds {
+                r.load = Some(0);
+            }
+            for b in &mut sql.backends {
+                b.error = b.error.take().map(|e| format!("page load 0: {e}"));
+            }
+            sql.config.loads = vec![first];
+        }
+    }
+    for (i, doc) in docs.enumerate() {
+        let load = i + 1;
+        check_suites(&doc, load)?;
+        let mut config = doc.config.clone();
+        config.order_seed = out.config.order_seed;
+        if config != out.config {
+            return Err(CombineError::Config { load });
+        }
+        if let (Some(sql), Some(next)) = (&mut out.sql, doc.sql) {
+            append_sql(sql, next, load, &doc.generated_at)?;
+        }
+        if let (Some(raw), Some(next)) = (&mut out.raw, doc.raw) {
+            raw.warmup_runs.extend(next.warmup_runs);
+            raw.runs.extend(next.runs);
+        }
+        for f in doc.verifications.failures {
+            if !out.verifications.failures.contains(&f) {
+                out.verifications.failures.push(f);
+            }
+        }
+        for p in doc.verifications.passed {
+            if !out.verifications.passed.contains(&p) {
+                out.verifications.passed.push(p);
+            }
+        }
+        for n in doc.notes {
+            if !out.notes.contains(&n) {
+                out.notes.push(n);
+            }
+        }
+        out.duration_ms += doc.duration_ms;
+    }
+    out.verifications.all_passed =
+        out.verifications.failures.is_empty() && !out.verifications.passed.is_empty();
+    if let Some(raw) = &mut out.raw {
+        raw.summary = None;
+        raw.derived = None;
+    }
+    if let Some(sql) = &mut out.sql {
+        for b in &mut sql.backends {
+            b.summary = None;
+            b.ratios = None;
+        }
+        sql.goals.clear();
+    }
+    out.summarize(boot);
+    Ok(out)
+}
+
+/// The suites `doc` may have to be combined: SQL (suite, batch) and raw.
+fn check_suites(doc: &Document, load: usize) -> Result<(), CombineError> {
+    let refuse = |suite| Err(CombineError::Suite { load, suite });
+    if doc.fs.is_some() {
+        return refuse("fs");
+    }
+    if doc.handoff.is_some() {
+        return refuse("handoff");
+    }
+    if doc.scale.is_some() {
+        return refuse("scale");
+    }
+    Ok(())
+}
+
+fn page_load(load: u32, sql: &SqlSection, generated_at: &str) -> PageLoad {
+    PageLoad {
+        load,
+        runs: sql.config.runs,
+        warmup: sql.config.warmup,
+        order_seed: sql.config.order_seed,
+        generated_at: generated_at.to_owned(),
+    }
+}
+
+/// Appends load `load`'s SQL section `next` to `sql`.
+fn append_sql(
+    sql: &mut SqlSection,
+    next: SqlSection,
+    load: usize,
+    generated_at: &str,
+) -> Result<(), CombineError> {
+    let names = |s: &SqlSection| {
+        s.backends
+            .iter()
+            .map(|b| b.meta.clone())
+            .collect::<Vec<_>>()
+    };
+    if names(sql) != names(&next) || sql.case_numbers() != next.case_numbers() {
+        return Err(CombineError::Backends { load });
+    }
+    let tag = u32::try_from(load).unwrap_or(u32::MAX);
+    // Renumber after every round so far, warm-up included.
+    let offset = sql.rounds.iter().map(|r| r.index + 1).max().unwrap_or(0);
+    sql.config.loads.push(page_load(tag, &next, generated_at));
+    sql.config.runs += next.config.runs;
+    sql.config.warmup += next.config.warmup;
+    sql.rounds.extend(next.rounds.into_iter().map(|r| Round {
+        index: r.index + offset,
+        load: Some(tag),
+        ..r
+    }));
+    for (b, n) in sql.backends.iter_mut().zip(next.backends) {
+        let renumber = |mut run: crate::sql::RunSample| {
+            run.round = run.round.map(|r| r + offset);
+            run
+        };
+        b.warmup_runs
+            .extend(n.warmup_runs.into_iter().map(renumber));
+        b.runs.extend(n.runs.into_iter().map(renumber));
+        if let Some(e) = n.error {
+            let e = format!("page load {load}: {e}");
+            b.error = Some(match b.error.take() {
+                Some(prev) => format!("{prev}; {e}"),
+                None => e,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::{CallSeries, RawRun, RawSuite};
+    use crate::sql::{BackendMeta, CaseSample, RunSample, SqlBackendResult, SuiteRun};
+    use crate::{Environment, RunConfig, Suite};
+
+    /// One page load: a memory reference and one of ours, `rounds` measured rounds after one
+    /// warm-up, ours taking `level` × the reference in every round.
+    fn load(level: f64, rounds: u32) -> Document {
+        let config = RunConfig {
+            suites: vec![Suite::Sql, Suite::Raw],
+            runs: rounds,
+            warmup: 1,
+            order_seed: Some(7),
+            ..RunConfig::default()
+        };
+        let mut doc = Document::new("t".to_owned(), config, Environment::default());
+        let backend = |name: &str, persistent: bool, ms: f64| SqlBackendResult {
+            meta: BackendMeta {
+                name: name.to_owned(),
+                persistent,
+                reference: Some("sqlite-memvfs".to_owned()),
+                ..BackendMeta::default()
+            },
+            warmup_runs: vec![run(0, ms)],
+            runs: (1..=rounds).map(|r| run(r, ms)).collect(),
+            ..SqlBackendResult::default()
+        };
+        let mut sql = SqlSection {
+            rounds: (0..=rounds)
+                .map(|index| Round {
+                    index,
+                    warmup: index == 0,
+                    order: vec![
+                        "sqlite-memvfs".to_owned(),
+                        "ours-memory-balanced".to_owned(),
+                    ],
+                    load: None,
+                })
+                .collect(),
+            backends: vec![
+                backend("sqlite-memvfs", false, 100.0),
+                backend("ours-memory-balanced", true, 100.0 * level),
+            ],
+            ..SqlSection::default()
+        };
+        sql.config.runs = rounds;
+        sql.config.warmup = 1;
+        sql.config.order_seed = Some(7);
+        doc.sql = Some(sql);
+        doc.raw = Some(RawSuite {
+            runs: vec![RawRun {
+                series: vec![CallSeries::new("append+flush", 4096, 4096, vec![400.0]).unwrap()],
+            }],
+            ..RawSuite::default()
+        });
+        doc.verifications.pass("integrity ok");
+        doc.duration_ms = 1000.0;
+        doc.summarize(&Bootstrap::default());
+        doc
+    }
+
+    fn run(round: u32, ms: f64) -> RunSample {
+        RunSample {
+            round: Some(round),
+            suite: Some(SuiteRun::from_cases(
+                Default::default(),
+                vec![CaseSample {
+                    number: 1,
+                    ms,
+                    counters: None,
+                }],
+            )),
+            batch: None,
+        }
+    }
+
+    fn ours(doc: &Document) -> &SqlBackendResult {
+        doc.sql
+            .as_ref()
+            .unwrap()
+            .backend("ours-memory-balanced")
+            .unwrap()
+    }
+
+    #[test]
+    fn loads_are_renumbered_tagged_and_resampled() {
+        let levels = [1.00, 1.04, 0.98, 1.02, 1.01, 1.03];
+        let docs: Vec<Document> = levels.iter().map(|&l| load(l, 8)).collect();
+        // One load alone: its rounds' interval, a point (every round the same).
+        let alone = ours(&docs[1]).ratios.as_ref().unwrap().total.unwrap();
+        assert_eq!(
+            (alone.lo, alone.hi, alone.loads),
+            (Some(1.04), Some(1.04), None)
+        );
+
+        let doc = combine_loads(docs, &Bootstrap::default()).unwrap();
+        let sql = doc.sql.as_ref().unwrap();
+        assert_eq!(sql.rounds.len(), 6 * 9);
+        let indexes: Vec<u32> = sql.rounds.iter().map(|r| r.index).collect();
+        assert_eq!(indexes, (0..54).collect::<Vec<_>>(), "renumbered in order");
+        assert_eq!(sql.rounds[9].load, Some(1));
+        assert!(sql.rounds[9].warmup, "load 1's warm-up round");
+        assert_eq!(sql.rounds[53].load, Some(5));
+        assert_eq!((sql.config.runs, sql.config.warmup), (48, 6));
+        assert_eq!(sql.config.loads.len(), 6);
+        assert_eq!(sql.config.loads[2].runs, 8);
+        let b = ours(&doc);
+        assert_eq!((b.runs.len(), b.warmup_runs.len()), (48, 6));
+        assert_eq!(b.runs[8].round, Some(10), "load 1's first measured round");
+        // The interval now spans the loads' levels, not one load's point.
+        let total = b.ratios.as_ref().unwrap().total.unwrap();
+        assert_eq!((total.n, total.loads), (48, Some(6)));
+        let (lo, hi) = (total.lo.unwrap(), total.hi.unwrap());
+        assert!(lo < 1.01 && hi > 1.02, "{total:?}");
+        assert_eq!(doc.raw.as_ref().unwrap().runs.len(), 6);
+        assert!(
+            doc.raw.as_ref().unwrap().summary.is_some(),
+            "summarized again"
+        );
+        assert_eq!(doc.duration_ms, 6000.0);
+        assert_eq!(doc.verifications.passed, vec!["integrity ok".to_owned()]);
+        assert!(doc.verifications.all_passed);
+    }
+
+    #[test]
+    fn few_loads_give_no_interval() {
+        let docs = vec![load(1.0, 8), load(1.02, 8)];
+        let doc = combine_loads(docs, &Bootstrap::default()).unwrap();
+        let total = ours(&doc).ratios.as_ref().unwrap().total.unwrap();
+        assert_eq!((total.loads, total.lo, total.hi), (Some(2), None, None));
+    }
+
+    #[test]
+    fn one_load_is_kept_as_it_is() {
+        let doc = load(1.02, 8);
+        let same = combine_loads(vec![doc.clone()], &Bootstrap::default()).unwrap();
+        assert_eq!(same, doc);
+    }
+
+    #[test]
+    fn mismatches_are_refused() {
+        let boot = Bootstrap::default();
+        assert_eq!(combine_loads(vec![], &boot), Err(CombineError::Empty));
+        let mut other = load(1.0, 8);
+        other.config.sql_scale = 10;
+        assert_eq!(
+            combine_loads(vec![load(1.0, 8), other], &boot),
+            Err(CombineError::Config { load: 1 })
+        );
+        // Another order seed is expected (the runner gives each load its own).
+        let mut reseeded = load(1.0, 8);
+        reseeded.config.order_seed = Some(8);
+        assert!(combine_loads(vec![load(1.0, 8), reseeded], &boot).is_ok());
+        let mut fewer = load(1.0, 8);
+        fewer.sql.as_mut().unwrap().backends.pop();
+        assert_eq!(
+            combine_loads(vec![load(1.0, 8), fewer], &boot),
+            Err(CombineError::Backends { load: 1 })
+        );
+        let mut with_fs = load(1.0, 8);
+        with_fs.fs = Some(crate::LifecycleSuite::default());
+        assert_eq!(
+            combine_loads(vec![load(1.0, 8), with_fs], &boot),
+            Err(CombineError::Suite {
+                load: 1,
+                suite: "fs"
+            })
+        );
+    }
+
+    #[test]
+    fn errors_keep_their_load() {
+        let mut failed = load(1.0, 8);
+        failed.sql.as_mut().unwrap().backends[1].error = Some("disk full".to_owned());
+        let doc = combine_loads(vec![load(1.0, 8), failed], &Bootstrap::default()).unwrap();
+        assert_eq!(ours(&doc).error.as_deref(), Some("page load 1: disk full"));
+    }
+}
