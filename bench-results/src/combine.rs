@@ -9,9 +9,10 @@
 //! ([`Round::load`]), and its ratios' intervals resample loads, then rounds
 //! ([`crate::stats::grouped_median_interval`]).
 //!
-//! Combined: the SQL section (suite and batch) and the raw suite. The other suites keep their
-//! own per-round pairing and are refused (combining them is not built).
+//! Combined: the SQL section (suite and batch), the filesystem lifecycle and the raw suite. The
+//! hand-off and scale suites are refused (combining them is not built).
 
+use crate::fs::LifecycleSuite;
 use crate::sql::{PageLoad, Round, SqlSection};
 use crate::stats::Bootstrap;
 use crate::Document;
@@ -33,7 +34,7 @@ pub enum CombineError {
         /// The suite.
         suite: &'static str,
     },
-    /// Load `load`'s SQL section has other backends or cases than load 0's.
+    /// Load `load`'s SQL section or lifecycle has other backends or cases than load 0's.
     Backends {
         /// 0-based.
         load: usize,
@@ -50,7 +51,7 @@ impl std::fmt::Display for CombineError {
             CombineError::Suite { load, suite } => write!(
                 f,
                 "page load {load}: the {suite} suite cannot be combined over page loads \
-                 (sql, batch and raw can), or it is in one load and not another"
+                 (sql, batch, fs and raw can), or it is in one load and not another"
             ),
             CombineError::Backends { load } => write!(
                 f,
@@ -94,9 +95,28 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
             sql.config.loads = vec![first];
         }
     }
+    if let Some(fs) = &mut out.fs {
+        if !single {
+            for r in &mut fs.rounds {
+                r.load = Some(0);
+            }
+            for b in &mut fs.backends {
+                b.error = b.error.take().map(|e| format!("page load 0: {e}"));
+            }
+        }
+    }
     for (i, doc) in docs.enumerate() {
         let load = i + 1;
         check_suites(&doc, load)?;
+        for (suite, here, there) in [
+            ("sql", out.sql.is_some(), doc.sql.is_some()),
+            ("fs", out.fs.is_some(), doc.fs.is_some()),
+            ("raw", out.raw.is_some(), doc.raw.is_some()),
+        ] {
+            if here != there {
+                return Err(CombineError::Suite { load, suite });
+            }
+        }
         let mut config = doc.config.clone();
         config.order_seed = out.config.order_seed;
         if config != out.config {
@@ -104,6 +124,9 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
         }
         if let (Some(sql), Some(next)) = (&mut out.sql, doc.sql) {
             append_sql(sql, next, load, &doc.generated_at)?;
+        }
+        if let (Some(fs), Some(next)) = (&mut out.fs, doc.fs) {
+            append_fs(fs, next, load)?;
         }
         if let (Some(raw), Some(next)) = (&mut out.raw, doc.raw) {
             raw.warmup_runs.extend(next.warmup_runs);
@@ -139,16 +162,19 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
         }
         sql.goals.clear();
     }
+    if let Some(fs) = &mut out.fs {
+        for b in &mut fs.backends {
+            b.summary = None;
+            b.ratios = None;
+        }
+    }
     out.summarize(boot);
     Ok(out)
 }
 
-/// The suites `doc` may have to be combined: SQL (suite, batch) and raw.
+/// The suites `doc` may have to be combined: SQL (suite, batch), fs and raw.
 fn check_suites(doc: &Document, load: usize) -> Result<(), CombineError> {
     let refuse = |suite| Err(CombineError::Suite { load, suite });
-    if doc.fs.is_some() {
-        return refuse("fs");
-    }
     if doc.handoff.is_some() {
         return refuse("handoff");
     }
@@ -197,6 +223,49 @@ fn append_sql(
     }));
     for (b, n) in sql.backends.iter_mut().zip(next.backends) {
         let renumber = |mut run: crate::sql::RunSample| {
+            run.round = run.round.map(|r| r + offset);
+            run
+        };
+        b.warmup_runs
+            .extend(n.warmup_runs.into_iter().map(renumber));
+        b.runs.extend(n.runs.into_iter().map(renumber));
+        if let Some(e) = n.error {
+            let e = format!("page load {load}: {e}");
+            b.error = Some(match b.error.take() {
+                Some(prev) => format!("{prev}; {e}"),
+                None => e,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Appends load `load`'s lifecycle `next` to `fs`, rounds renumbered after `fs`'s own.
+fn append_fs(
+    fs: &mut LifecycleSuite,
+    next: LifecycleSuite,
+    load: usize,
+) -> Result<(), CombineError> {
+    let names = |l: &LifecycleSuite| {
+        l.backends
+            .iter()
+            .map(|b| b.name.clone())
+            .collect::<Vec<_>>()
+    };
+    if names(fs) != names(&next)
+        || (fs.files, fs.file_size_bytes) != (next.files, next.file_size_bytes)
+    {
+        return Err(CombineError::Backends { load });
+    }
+    let tag = u32::try_from(load).unwrap_or(u32::MAX);
+    let offset = fs.rounds.iter().map(|r| r.index + 1).max().unwrap_or(0);
+    fs.rounds.extend(next.rounds.into_iter().map(|r| Round {
+        index: r.index + offset,
+        load: Some(tag),
+        ..r
+    }));
+    for (b, n) in fs.backends.iter_mut().zip(next.backends) {
+        let renumber = |mut run: crate::fs::LifecycleRun| {
             run.round = run.round.map(|r| r + offset);
             run
         };
@@ -340,6 +409,96 @@ mod tests {
         assert!(doc.verifications.all_passed);
     }
 
+    /// `load(level, rounds)` with a lifecycle too: ours (create takes `create_ms`) and the
+    /// one-file-per-file baseline (create 10 ms), `rounds` measured rounds after one warm-up.
+    fn with_fs(level: f64, rounds: u32, create_ms: f64) -> Document {
+        use crate::fs::{LifecycleBackend, LifecycleRun, Phase, PhaseSample};
+        let mut doc = load(level, rounds);
+        let run = |round: u32, ms: f64| LifecycleRun {
+            round: Some(round),
+            phases: vec![PhaseSample {
+                phase: Phase::Create,
+                ms,
+                counters: None,
+            }],
+            total_ms: ms,
+            repeats_ms: Vec::new(),
+        };
+        let backend = |name: &str, storage: &str, ms: f64| LifecycleBackend {
+            name: name.to_owned(),
+            storage: storage.to_owned(),
+            warmup_runs: vec![run(0, ms)],
+            runs: (1..=rounds).map(|r| run(r, ms)).collect(),
+            ..LifecycleBackend::default()
+        };
+        doc.fs = Some(LifecycleSuite {
+            files: 1000,
+            rounds: (0..=rounds)
+                .map(|index| Round {
+                    index,
+                    warmup: index == 0,
+                    order: Vec::new(),
+                    load: None,
+                })
+                .collect(),
+            backends: vec![
+                backend("ours-disk-strict", "opfs", create_ms),
+                backend("files-opfs", "opfs-file-per-file", 10.0),
+            ],
+            ..LifecycleSuite::default()
+        });
+        doc.summarize(&Bootstrap::default());
+        doc
+    }
+
+    #[test]
+    fn lifecycles_combine_with_intervals_over_loads() {
+        use crate::fs::Phase;
+        let create = [1.6, 1.9, 1.7, 1.8, 1.65, 2.1];
+        let docs: Vec<Document> = create.iter().map(|&c| with_fs(1.0, 4, c)).collect();
+        let alone = &docs[0].fs.as_ref().unwrap().backends[0];
+        let phase = |b: &crate::fs::LifecycleBackend| {
+            b.summary
+                .as_ref()
+                .unwrap()
+                .phases
+                .iter()
+                .find(|p| p.phase == Phase::Create)
+                .cloned()
+                .unwrap()
+        };
+        // One load of 4 rounds: too few rounds for an interval.
+        assert_eq!((phase(alone).ms_lo, phase(alone).ms_hi), (None, None));
+
+        let doc = combine_loads(docs, &Bootstrap::default()).unwrap();
+        let fs = doc.fs.as_ref().unwrap();
+        assert_eq!(fs.rounds.len(), 6 * 5);
+        assert_eq!(fs.rounds[29].load, Some(5));
+        assert_eq!(fs.rounds[29].index, 29);
+        let ours = &fs.backends[0];
+        assert_eq!(ours.runs.len(), 24);
+        assert_eq!(ours.runs[4].round, Some(6), "load 1's first measured round");
+        let p = phase(ours);
+        let (lo, hi) = (p.ms_lo.unwrap(), p.ms_hi.unwrap());
+        assert!(lo <= 1.7 && (1.8..=2.1).contains(&hi), "[{lo}, {hi}]");
+        let pooled: Vec<f64> = ours.runs.iter().map(|r| r.total_ms).collect();
+        let flat = crate::stats::median_interval(&pooled, &Bootstrap::default(), "x").unwrap();
+        assert!(
+            hi - lo > flat.1 - flat.0,
+            "[{lo}, {hi}] vs rounds alone {flat:?}"
+        );
+        let total = ours.ratios.as_ref().unwrap().total.unwrap();
+        assert_eq!((total.loads, total.n), (Some(6), 24));
+        assert!(total.lo.is_some());
+        // Another set of files is another workload.
+        let mut other = with_fs(1.0, 4, 1.6);
+        other.fs.as_mut().unwrap().files = 10;
+        assert_eq!(
+            combine_loads(vec![with_fs(1.0, 4, 1.6), other], &Bootstrap::default()),
+            Err(CombineError::Backends { load: 1 })
+        );
+    }
+
     #[test]
     fn few_loads_give_no_interval() {
         let docs = vec![load(1.0, 8), load(1.02, 8)];
@@ -375,13 +534,22 @@ mod tests {
             combine_loads(vec![load(1.0, 8), fewer], &boot),
             Err(CombineError::Backends { load: 1 })
         );
-        let mut with_fs = load(1.0, 8);
-        with_fs.fs = Some(crate::LifecycleSuite::default());
+        let mut with_handoff = load(1.0, 8);
+        with_handoff.handoff = Some(crate::HandoffSection::default());
         assert_eq!(
-            combine_loads(vec![load(1.0, 8), with_fs], &boot),
+            combine_loads(vec![load(1.0, 8), with_handoff], &boot),
             Err(CombineError::Suite {
                 load: 1,
-                suite: "fs"
+                suite: "handoff"
+            })
+        );
+        let mut no_raw = load(1.0, 8);
+        no_raw.raw = None;
+        assert_eq!(
+            combine_loads(vec![load(1.0, 8), no_raw], &boot),
+            Err(CombineError::Suite {
+                load: 1,
+                suite: "raw"
             })
         );
     }

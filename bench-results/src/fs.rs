@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::raw::RawSuite;
-use crate::sql::{PhysicalCounters, Round};
-use crate::stats::{paired_ratios, Bootstrap, RatioStat, Stat};
+use crate::sql::{PhysicalCounters, Round, RoundLoads};
+use crate::stats::{grouped_median_interval, paired_ratios_keyed, Bootstrap, RatioStat, Stat};
 
 /// Our volume's buffer mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -204,6 +204,14 @@ pub struct PhaseStat {
     pub phase: Phase,
     /// Its times.
     pub ms: Option<Stat>,
+    /// 95 % interval of the median time (`ms.median`): a bootstrap of the rounds, or of page
+    /// loads then rounds when the suite combines several ([`grouped_median_interval`]); absent
+    /// with too few rounds or loads, and in documents summarized before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms_lo: Option<f64>,
+    /// Upper end of that interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms_hi: Option<f64>,
     /// Per-field lower median of its counters, where counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<PhysicalCounters>,
@@ -301,8 +309,14 @@ fn keyed(b: &LifecycleBackend, pick: impl Fn(&LifecycleRun) -> Option<f64>) -> V
 }
 
 impl LifecycleBackend {
-    /// Statistics over the measured runs (warm-up excluded).
-    pub fn summarize(&self, floors: &[PhaseFloor]) -> LifecycleSummary {
+    /// Statistics over the measured runs (warm-up excluded), each phase's median with its
+    /// interval (runs grouped by `loads`, from `boot`).
+    pub fn summarize(
+        &self,
+        floors: &[PhaseFloor],
+        loads: &RoundLoads,
+        boot: &Bootstrap,
+    ) -> LifecycleSummary {
         let runs = &self.runs;
         LifecycleSummary {
             phases: Phase::ALL
@@ -310,8 +324,16 @@ impl LifecycleBackend {
                 .map(|&phase| {
                     let ms = Stat::over(runs, |r| r.phase(phase).map(|p| p.ms));
                     let floor = floors.iter().find(|f| f.phase == phase);
+                    let samples = loads.group(&keyed(self, |r| r.phase(phase).map(|p| p.ms)));
+                    let label = format!("fs / {} / {phase} / ms", self.name);
+                    let interval = match &samples[..] {
+                        [one] => crate::stats::median_interval(one, boot, &label),
+                        groups => grouped_median_interval(groups, boot, &label),
+                    };
                     PhaseStat {
                         phase,
+                        ms_lo: interval.map(|i| i.0),
+                        ms_hi: interval.map(|i| i.1),
                         floor_ratio: match (ms, floor) {
                             (Some(s), Some(f)) if f.ms > 0.0 => Some(s.median / f.ms),
                             _ => None,
@@ -337,6 +359,7 @@ impl LifecycleSuite {
     /// ratios to the baseline.
     pub fn summarize(&mut self, raw: Option<&RawSuite>, boot: &Bootstrap) {
         self.floors = raw.map_or_else(Vec::new, |r| phase_floors(self.files, r));
+        let loads = RoundLoads::of_rounds(&self.rounds);
         let totals: Vec<Option<f64>> = self
             .backends
             .iter()
@@ -349,14 +372,14 @@ impl LifecycleSuite {
             .find(|b| b.is_baseline() && !b.runs.is_empty())
             .cloned();
         for (b, rank) in self.backends.iter_mut().zip(ranks) {
-            let mut s = b.summarize(&self.floors);
+            let mut s = b.summarize(&self.floors, &loads, boot);
             s.rank = rank;
             b.summary = Some(s);
             b.ratios = match &baseline {
                 Some(base) if base.name != b.name && !b.runs.is_empty() => {
                     let ratio = |pick: &dyn Fn(&LifecycleRun) -> Option<f64>, what: &str| {
-                        RatioStat::of(
-                            &paired_ratios(&keyed(b, pick), &keyed(base, pick)),
+                        RatioStat::of_loads(
+                            &loads.group(&paired_ratios_keyed(&keyed(b, pick), &keyed(base, pick))),
                             boot,
                             &format!("fs / {} / {} / {what}", b.name, base.name),
                         )

@@ -399,12 +399,7 @@ impl SqlSection {
     /// Which page load each round ran in ([`Round::load`]): what the paired ratios are grouped
     /// by for their intervals. Rounds without a load are load 0.
     pub fn loads(&self) -> RoundLoads {
-        RoundLoads(
-            self.rounds
-                .iter()
-                .filter_map(|r| Some((r.index, r.load?)))
-                .collect(),
-        )
+        RoundLoads::of_rounds(&self.rounds)
     }
 }
 
@@ -413,6 +408,16 @@ impl SqlSection {
 pub struct RoundLoads(pub std::collections::BTreeMap<u32, u32>);
 
 impl RoundLoads {
+    /// From rounds that carry their load ([`Round::load`]).
+    pub fn of_rounds(rounds: &[Round]) -> Self {
+        Self(
+            rounds
+                .iter()
+                .filter_map(|r| Some((r.index, r.load?)))
+                .collect(),
+        )
+    }
+
     /// The load of `round` (0 if it has none).
     pub fn of(&self, round: u32) -> u32 {
         self.0.get(&round).copied().unwrap_or(0)

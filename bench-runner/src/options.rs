@@ -430,7 +430,7 @@ run: serve the page, run it headless in each browser, write
   --page-loads N       run the page N times per browser, each in a new browser session with
                        its own round orders (seed 20261130 + load), and combine them into one
                        result whose intervals resample page loads, then rounds (an interval
-                       needs 6 loads or more); suites sql, batch and raw only (default 1)
+                       needs 6 loads or more); suites sql, batch, fs and raw only (default 1)
   --commit SHA         recorded in the result (default: git rev-parse of the work tree)
   --out-dir DIR        default: results
   --screenshot PATH    PNG of the results view; {browser} and {date} are substituted
@@ -640,7 +640,7 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
         }
     }
     if page_loads > 1 {
-        let combinable = ["sql", "batch", "raw"];
+        let combinable = ["sql", "batch", "fs", "raw"];
         let suites = page.requested_suites();
         if let Some(bad) = suites.iter().find(|s| !combinable.contains(&s.as_str())) {
             return Err(Error(format!(
@@ -755,6 +755,30 @@ mod tests {
         assert!(parse(&["--scale-rows", "x"]).is_err());
         assert!(parse(&["--scale-runs"]).is_err());
         assert!(USAGE.contains("--scale-rows N") && USAGE.contains("--scale-runs N"));
+    }
+
+    #[test]
+    fn page_loads_need_combinable_suites() {
+        let Command::Run(o) = parse(&["--page-loads", "3", "--suites", "sql,fs,raw"]).unwrap()
+        else {
+            panic!("not a run")
+        };
+        assert_eq!(o.page_loads, 3);
+        assert_eq!(o.page.order_seed, None, "the runner seeds each load itself");
+        let Command::Run(o) = parse(&[]).unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!(o.page_loads, 1);
+        let e = parse(&["--page-loads", "2"]).unwrap_err().to_string();
+        assert!(e.contains("handoff"), "{e}");
+        assert!(parse(&["--page-loads", "2", "--suites", "sql,scale"]).is_err());
+        assert!(parse(&["--page-loads", "1", "--suites", "scale"]).is_ok());
+        let q = PageParams {
+            order_seed: Some(20_261_131),
+            ..PageParams::preset(Preset::Quick)
+        }
+        .query();
+        assert!(q.contains("&order_seed=20261131"), "{q}");
     }
 
     #[test]

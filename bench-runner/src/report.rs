@@ -1050,8 +1050,9 @@ fn lifecycle_section(out: &mut String, l: &LifecycleSuite, has_raw: bool) {
     let _ = writeln!(
         out,
         "Read includes byte verification; delete removes half the files; reopen unmounts and \
-         mounts again, verify reads every survivor back. Ratios to the baseline are paired per \
-         round.{}\n",
+         mounts again, verify reads every survivor back. Phase times: median (min–max) \
+         [95 % interval of the median, where there are enough rounds]. Ratios to the baseline \
+         are paired per round.{}\n",
         if has_raw && !l.floors.is_empty() {
             " The raw OPFS floor is what the browser charged in this run (raw workloads below) \
              for the least work the phase implies if every logical file were its own OPFS file \
@@ -1075,11 +1076,14 @@ fn lifecycle_section(out: &mut String, l: &LifecycleSuite, has_raw: bool) {
     };
     for p in Phase::ALL {
         let mut row = vec![p.to_string()];
-        row.extend(
-            backends
-                .iter()
-                .map(|b| stat_cell(phase_stat(b, p).and_then(|s| s.ms))),
-        );
+        row.extend(backends.iter().map(|b| {
+            let s = phase_stat(b, p);
+            let cell = stat_cell(s.as_ref().and_then(|s| s.ms));
+            match s.and_then(|s| Some((s.ms_lo?, s.ms_hi?))) {
+                Some((lo, hi)) => format!("{cell} [{}–{}]", fmt_ms(lo), fmt_ms(hi)),
+                None => cell,
+            }
+        }));
         if !l.floors.is_empty() {
             row.push(l.floors.iter().find(|f| f.phase == p).map_or_else(
                 || "–".to_owned(),
