@@ -1041,6 +1041,10 @@ fn lifecycle_section(out: &mut String, l: &LifecycleSuite, has_raw: bool) {
     if backends.is_empty() {
         return;
     }
+    // A phase's interval is shown only over several page loads: the lifecycle's goals are
+    // absolute times (µs per file), and an interval of one load's rounds misses the spread
+    // between loads (methodology.md, "How many rounds"). The JSON has it either way.
+    let over_loads = l.rounds.iter().any(|r| r.load.is_some_and(|x| x > 0));
     let _ = writeln!(
         out,
         "### Filesystem lifecycle: {} files × {}\n",
@@ -1050,9 +1054,14 @@ fn lifecycle_section(out: &mut String, l: &LifecycleSuite, has_raw: bool) {
     let _ = writeln!(
         out,
         "Read includes byte verification; delete removes half the files; reopen unmounts and \
-         mounts again, verify reads every survivor back. Phase times: median (min–max) \
-         [95 % interval of the median, where there are enough rounds]. Ratios to the baseline \
-         are paired per round.{}\n",
+         mounts again, verify reads every survivor back.{} Ratios to the baseline are paired \
+         per round.{}\n",
+        if over_loads {
+            " Phase times: median (min–max) [95 % interval of the median over page loads, \
+             then rounds]."
+        } else {
+            ""
+        },
         if has_raw && !l.floors.is_empty() {
             " The raw OPFS floor is what the browser charged in this run (raw workloads below) \
              for the least work the phase implies if every logical file were its own OPFS file \
@@ -1079,7 +1088,10 @@ fn lifecycle_section(out: &mut String, l: &LifecycleSuite, has_raw: bool) {
         row.extend(backends.iter().map(|b| {
             let s = phase_stat(b, p);
             let cell = stat_cell(s.as_ref().and_then(|s| s.ms));
-            match s.and_then(|s| Some((s.ms_lo?, s.ms_hi?))) {
+            match s
+                .and_then(|s| Some((s.ms_lo?, s.ms_hi?)))
+                .filter(|_| over_loads)
+            {
                 Some((lo, hi)) => format!("{cell} [{}–{}]", fmt_ms(lo), fmt_ms(hi)),
                 None => cell,
             }
@@ -1572,6 +1584,52 @@ fn verifications(out: &mut String, e: &Entry) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lifecycle_intervals_show_over_page_loads_only() {
+        use bench_results::fs::{LifecycleBackend, LifecycleSummary, PhaseStat};
+        use bench_results::sql::Round;
+        let stat = PhaseStat {
+            phase: Phase::Create,
+            ms: Stat::of(&[1.2, 1.25, 1.3]),
+            ms_lo: Some(1.16),
+            ms_hi: Some(1.52),
+            counters: None,
+            floor_ratio: None,
+        };
+        let mut l = LifecycleSuite {
+            files: 1000,
+            file_size_bytes: 1024,
+            rounds: (0..2)
+                .map(|i| Round {
+                    index: i,
+                    warmup: false,
+                    order: Vec::new(),
+                    load: None,
+                })
+                .collect(),
+            backends: vec![LifecycleBackend {
+                name: "ours-disk-strict".to_owned(),
+                summary: Some(LifecycleSummary {
+                    phases: vec![stat],
+                    ..LifecycleSummary::default()
+                }),
+                ..LifecycleBackend::default()
+            }],
+            ..LifecycleSuite::default()
+        };
+        let create_row = |l: &LifecycleSuite| {
+            let mut out = String::new();
+            lifecycle_section(&mut out, l, false);
+            out.lines()
+                .find(|r| r.starts_with("| create"))
+                .unwrap()
+                .to_owned()
+        };
+        assert!(!create_row(&l).contains('['), "{}", create_row(&l));
+        l.rounds[1].load = Some(1);
+        assert!(create_row(&l).contains("[1.16–1.52]"), "{}", create_row(&l));
+    }
 
     #[test]
     fn dates_in_names() {
