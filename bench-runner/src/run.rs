@@ -214,7 +214,9 @@ pub async fn run(opts: &RunOptions) -> Result<RunSummary> {
 /// than one, load `k` has the round orders' seed [`ORDER_SEED`] + `k`) and checks each
 /// ([`check`]). One load: its outcome. Several: one outcome whose document combines them
 /// ([`combine_loads`]), whose console errors are all of theirs and whose time is their sum;
-/// a load's problems and warnings carry its number. `Err` when a load could not run.
+/// a load's problems and warnings carry its number. A load that cannot run ends the series:
+/// the loads before it are combined and kept, its error is a problem. `Err` when the first
+/// load could not run.
 async fn run_loads(
     opts: &RunOptions,
     browser: Browser,
@@ -247,13 +249,16 @@ async fn run_loads(
             verbose: true,
             emulate_phone: opts.emulate_phone.filter(|_| browser == Browser::Chromium),
         };
-        let outcome = run_browser(&drive).await.map_err(|e| {
-            if loads > 1 {
-                Error(format!("page load {load}: {e}"))
-            } else {
-                e
+        let outcome = match run_browser(&drive).await {
+            Ok(o) => o,
+            Err(e) if load == 0 && loads > 1 => return Err(Error(format!("page load 0: {e}"))),
+            Err(e) if load == 0 => return Err(e),
+            Err(e) => {
+                eprintln!("[{browser}] page load {load} failed; keeping the {load} before it");
+                problems.push(format!("page load {load}: {e}"));
+                break;
             }
-        })?;
+        };
         let (p, w) = check(&outcome, requested);
         let tag = |m: String| {
             if loads > 1 {
@@ -266,7 +271,7 @@ async fn run_loads(
         warnings.extend(w.into_iter().map(tag));
         outcomes.push(outcome);
     }
-    if loads == 1 {
+    if outcomes.len() == 1 {
         let outcome = outcomes.pop().ok_or("no page load ran")?;
         return Ok((outcome, problems, warnings));
     }
@@ -282,6 +287,7 @@ async fn run_loads(
         .first()
         .and_then(|d| d.sql.as_ref()?.bootstrap.clone())
         .unwrap_or_default();
+    let docs_len = docs.len();
     let combined = combine_loads(docs, &boot).context("combining the page loads")?;
     let mut outcome = outcomes.pop().ok_or("no page load ran")?;
     outcome.elapsed += outcomes.iter().map(|o| o.elapsed).sum::<Duration>();
@@ -294,7 +300,7 @@ async fn run_loads(
     outcome.result_json = combined
         .to_json()
         .context("serializing the combined result")?;
-    eprintln!("[{browser}] combined {loads} page loads");
+    eprintln!("[{browser}] combined {} page loads", docs_len);
     Ok((outcome, problems, warnings))
 }
 
