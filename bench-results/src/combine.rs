@@ -211,16 +211,10 @@ fn append_sql(
         return Err(CombineError::Backends { load });
     }
     let tag = u32::try_from(load).unwrap_or(u32::MAX);
-    // Renumber after every round so far, warm-up included.
-    let offset = sql.rounds.iter().map(|r| r.index + 1).max().unwrap_or(0);
     sql.config.loads.push(page_load(tag, &next, generated_at));
     sql.config.runs += next.config.runs;
     sql.config.warmup += next.config.warmup;
-    sql.rounds.extend(next.rounds.into_iter().map(|r| Round {
-        index: r.index + offset,
-        load: Some(tag),
-        ..r
-    }));
+    let offset = append_rounds(&mut sql.rounds, next.rounds, tag);
     for (b, n) in sql.backends.iter_mut().zip(next.backends) {
         let renumber = |mut run: crate::sql::RunSample| {
             run.round = run.round.map(|r| r + offset);
@@ -229,15 +223,32 @@ fn append_sql(
         b.warmup_runs
             .extend(n.warmup_runs.into_iter().map(renumber));
         b.runs.extend(n.runs.into_iter().map(renumber));
-        if let Some(e) = n.error {
-            let e = format!("page load {load}: {e}");
-            b.error = Some(match b.error.take() {
-                Some(prev) => format!("{prev}; {e}"),
-                None => e,
-            });
-        }
+        merge_error(&mut b.error, n.error, load);
     }
     Ok(())
+}
+
+/// Appends load `tag`'s `next` rounds to `rounds`, numbered on after every round so far
+/// (warm-up included) and tagged with the load; returns the number added to their indexes.
+fn append_rounds(rounds: &mut Vec<Round>, next: Vec<Round>, tag: u32) -> u32 {
+    let offset = rounds.iter().map(|r| r.index + 1).max().unwrap_or(0);
+    rounds.extend(next.into_iter().map(|r| Round {
+        index: r.index + offset,
+        load: Some(tag),
+        ..r
+    }));
+    offset
+}
+
+/// A backend's error in load `load`, added to those of the loads before.
+fn merge_error(error: &mut Option<String>, next: Option<String>, load: usize) {
+    if let Some(e) = next {
+        let e = format!("page load {load}: {e}");
+        *error = Some(match error.take() {
+            Some(prev) => format!("{prev}; {e}"),
+            None => e,
+        });
+    }
 }
 
 /// Appends load `load`'s lifecycle `next` to `fs`, rounds renumbered after `fs`'s own.
@@ -258,12 +269,7 @@ fn append_fs(
         return Err(CombineError::Backends { load });
     }
     let tag = u32::try_from(load).unwrap_or(u32::MAX);
-    let offset = fs.rounds.iter().map(|r| r.index + 1).max().unwrap_or(0);
-    fs.rounds.extend(next.rounds.into_iter().map(|r| Round {
-        index: r.index + offset,
-        load: Some(tag),
-        ..r
-    }));
+    let offset = append_rounds(&mut fs.rounds, next.rounds, tag);
     for (b, n) in fs.backends.iter_mut().zip(next.backends) {
         let renumber = |mut run: crate::fs::LifecycleRun| {
             run.round = run.round.map(|r| r + offset);
@@ -272,13 +278,7 @@ fn append_fs(
         b.warmup_runs
             .extend(n.warmup_runs.into_iter().map(renumber));
         b.runs.extend(n.runs.into_iter().map(renumber));
-        if let Some(e) = n.error {
-            let e = format!("page load {load}: {e}");
-            b.error = Some(match b.error.take() {
-                Some(prev) => format!("{prev}; {e}"),
-                None => e,
-            });
-        }
+        merge_error(&mut b.error, n.error, load);
     }
     Ok(())
 }

@@ -162,6 +162,17 @@ fn quantile_sorted(v: &[f64], q: f64) -> f64 {
     v[i] + (v[j] - v[i]) * (pos - lo)
 }
 
+/// The (1 − confidence)/2 and (1 + confidence)/2 quantiles of the resampled `medians`
+/// (non-empty).
+fn percentile_interval(mut medians: Vec<f64>, b: &Bootstrap) -> (f64, f64) {
+    medians.sort_by(f64::total_cmp);
+    let tail = (1.0 - b.confidence) / 2.0;
+    (
+        quantile_sorted(&medians, tail),
+        quantile_sorted(&medians, 1.0 - tail),
+    )
+}
+
 /// Percentile-bootstrap interval of the median of `samples`, drawn from the stream
 /// `stream_key(label)`. `None` below `b.min_pairs` samples or with no resamples.
 pub fn median_interval(samples: &[f64], b: &Bootstrap, label: &str) -> Option<(f64, f64)> {
@@ -179,12 +190,7 @@ pub fn median_interval(samples: &[f64], b: &Bootstrap, label: &str) -> Option<(f
         }
         medians.push(median_in_place(&mut draw)?);
     }
-    medians.sort_by(f64::total_cmp);
-    let tail = (1.0 - b.confidence) / 2.0;
-    Some((
-        quantile_sorted(&medians, tail),
-        quantile_sorted(&medians, 1.0 - tail),
-    ))
+    Some(percentile_interval(medians, b))
 }
 
 /// Two-level (hierarchical) percentile-bootstrap interval of the median of the pooled
@@ -219,12 +225,7 @@ pub fn grouped_median_interval(
         }
         medians.push(median_in_place(&mut draw)?);
     }
-    medians.sort_by(f64::total_cmp);
-    let tail = (1.0 - b.confidence) / 2.0;
-    Some((
-        quantile_sorted(&medians, tail),
-        quantile_sorted(&medians, 1.0 - tail),
-    ))
+    Some(percentile_interval(medians, b))
 }
 
 /// Paired ratios (one per round) summarized: median, observed range, and the bootstrap
