@@ -83,26 +83,14 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
     out.runner = None;
     check_suites(&out, 0)?;
     let single = docs.len() == 0;
-    if let Some(sql) = &mut out.sql {
-        if !single {
-            let first = page_load(0, sql, &out.generated_at);
-            for r in &mut sql.rounds {
-                r.load = Some(0);
-            }
-            for b in &mut sql.backends {
-                b.error = b.error.take().map(|e| format!("page load 0: {e}"));
-            }
-            sql.config.loads = vec![first];
+    if !single {
+        if let Some(sql) = &mut out.sql {
+            sql.config.loads = vec![page_load(0, sql, &out.generated_at)];
+            let errors = sql.backends.iter_mut().map(|b| &mut b.error);
+            first_load(&mut sql.rounds, errors);
         }
-    }
-    if let Some(fs) = &mut out.fs {
-        if !single {
-            for r in &mut fs.rounds {
-                r.load = Some(0);
-            }
-            for b in &mut fs.backends {
-                b.error = b.error.take().map(|e| format!("page load 0: {e}"));
-            }
+        if let Some(fs) = &mut out.fs {
+            first_load(&mut fs.rounds, fs.backends.iter_mut().map(|b| &mut b.error));
         }
     }
     for (i, doc) in docs.enumerate() {
@@ -132,21 +120,9 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
             raw.warmup_runs.extend(next.warmup_runs);
             raw.runs.extend(next.runs);
         }
-        for f in doc.verifications.failures {
-            if !out.verifications.failures.contains(&f) {
-                out.verifications.failures.push(f);
-            }
-        }
-        for p in doc.verifications.passed {
-            if !out.verifications.passed.contains(&p) {
-                out.verifications.passed.push(p);
-            }
-        }
-        for n in doc.notes {
-            if !out.notes.contains(&n) {
-                out.notes.push(n);
-            }
-        }
+        extend_unique(&mut out.verifications.failures, doc.verifications.failures);
+        extend_unique(&mut out.verifications.passed, doc.verifications.passed);
+        extend_unique(&mut out.notes, doc.notes);
         out.duration_ms += doc.duration_ms;
     }
     out.verifications.all_passed =
@@ -216,16 +192,57 @@ fn append_sql(
     sql.config.warmup += next.config.warmup;
     let offset = append_rounds(&mut sql.rounds, next.rounds, tag);
     for (b, n) in sql.backends.iter_mut().zip(next.backends) {
-        let renumber = |mut run: crate::sql::RunSample| {
-            run.round = run.round.map(|r| r + offset);
-            run
-        };
-        b.warmup_runs
-            .extend(n.warmup_runs.into_iter().map(renumber));
-        b.runs.extend(n.runs.into_iter().map(renumber));
+        append_runs(&mut b.warmup_runs, n.warmup_runs, offset);
+        append_runs(&mut b.runs, n.runs, offset);
         merge_error(&mut b.error, n.error, load);
     }
     Ok(())
+}
+
+/// Load 0 of several: its rounds tagged, its backends' errors (`errors`) marked as its own.
+fn first_load<'a>(rounds: &mut [Round], errors: impl Iterator<Item = &'a mut Option<String>>) {
+    for r in rounds {
+        r.load = Some(0);
+    }
+    for e in errors {
+        *e = e.take().map(|e| format!("page load 0: {e}"));
+    }
+}
+
+/// Appends `from` to `into`, leaving out what `into` has already.
+fn extend_unique<T: PartialEq>(into: &mut Vec<T>, from: Vec<T>) {
+    for x in from {
+        if !into.contains(&x) {
+            into.push(x);
+        }
+    }
+}
+
+/// A run that records its round ([`crate::sql::RunSample`], [`crate::fs::LifecycleRun`]).
+trait InRound {
+    fn round_mut(&mut self) -> &mut Option<u32>;
+}
+
+impl InRound for crate::sql::RunSample {
+    fn round_mut(&mut self) -> &mut Option<u32> {
+        &mut self.round
+    }
+}
+
+impl InRound for crate::fs::LifecycleRun {
+    fn round_mut(&mut self) -> &mut Option<u32> {
+        &mut self.round
+    }
+}
+
+/// Appends `from` to `into`, each run's round moved up by `offset` (see [`append_rounds`]).
+fn append_runs<T: InRound>(into: &mut Vec<T>, from: Vec<T>, offset: u32) {
+    into.extend(from.into_iter().map(|mut run| {
+        if let Some(r) = run.round_mut() {
+            *r += offset;
+        }
+        run
+    }));
 }
 
 /// Appends load `tag`'s `next` rounds to `rounds`, numbered on after every round so far
@@ -271,13 +288,8 @@ fn append_fs(
     let tag = u32::try_from(load).unwrap_or(u32::MAX);
     let offset = append_rounds(&mut fs.rounds, next.rounds, tag);
     for (b, n) in fs.backends.iter_mut().zip(next.backends) {
-        let renumber = |mut run: crate::fs::LifecycleRun| {
-            run.round = run.round.map(|r| r + offset);
-            run
-        };
-        b.warmup_runs
-            .extend(n.warmup_runs.into_iter().map(renumber));
-        b.runs.extend(n.runs.into_iter().map(renumber));
+        append_runs(&mut b.warmup_runs, n.warmup_runs, offset);
+        append_runs(&mut b.runs, n.runs, offset);
         merge_error(&mut b.error, n.error, load);
     }
     Ok(())

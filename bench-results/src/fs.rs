@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::raw::RawSuite;
 use crate::sql::{PhysicalCounters, Round, RoundLoads};
-use crate::stats::{grouped_median_interval, paired_ratios_keyed, Bootstrap, RatioStat, Stat};
+use crate::stats::{load_median_interval, paired_ratios_keyed, Bootstrap, RatioStat, Stat};
 
 /// Our volume's buffer mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -205,7 +205,7 @@ pub struct PhaseStat {
     /// Its times.
     pub ms: Option<Stat>,
     /// 95 % interval of the median time (`ms.median`): a bootstrap of the rounds, or of page
-    /// loads then rounds when the suite combines several ([`grouped_median_interval`]); absent
+    /// loads then rounds when the suite combines several ([`load_median_interval`]); absent
     /// with too few rounds or loads, and in documents summarized before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ms_lo: Option<f64>,
@@ -326,10 +326,7 @@ impl LifecycleBackend {
                     let floor = floors.iter().find(|f| f.phase == phase);
                     let samples = loads.group(&keyed(self, |r| r.phase(phase).map(|p| p.ms)));
                     let label = format!("fs / {} / {phase} / ms", self.name);
-                    let interval = match &samples[..] {
-                        [one] => crate::stats::median_interval(one, boot, &label),
-                        groups => grouped_median_interval(groups, boot, &label),
-                    };
+                    let interval = load_median_interval(&samples, boot, &label);
                     PhaseStat {
                         phase,
                         ms_lo: interval.map(|i| i.0),

@@ -228,6 +228,15 @@ pub fn grouped_median_interval(
     Some(percentile_interval(medians, b))
 }
 
+/// Interval of the median of `groups`, one per page load (none empty): the rounds'
+/// ([`median_interval`]) for one load, [`grouped_median_interval`] for several.
+pub fn load_median_interval(groups: &[Vec<f64>], b: &Bootstrap, label: &str) -> Option<(f64, f64)> {
+    match groups {
+        [one] => median_interval(one, b, label),
+        groups => grouped_median_interval(groups, b, label),
+    }
+}
+
 /// Paired ratios (one per round) summarized: median, observed range, and the bootstrap
 /// interval of the median where there are enough pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -270,7 +279,7 @@ impl RatioStat {
     }
 
     /// From per-round ratios grouped by page load (finite ones only): the median of them all,
-    /// their range, and the interval of [`grouped_median_interval`]. One non-empty group is
+    /// their range, and the interval of [`load_median_interval`]. One non-empty group is
     /// [`RatioStat::of`]. `None` if there are no ratios.
     pub fn of_loads(groups: &[Vec<f64>], b: &Bootstrap, label: &str) -> Option<Self> {
         let groups: Vec<Vec<f64>> = groups
@@ -278,12 +287,8 @@ impl RatioStat {
             .map(|g| g.iter().copied().filter(|r| r.is_finite()).collect())
             .filter(|g: &Vec<f64>| !g.is_empty())
             .collect();
-        if groups.len() <= 1 {
-            return Self::of(groups.first().map_or(&[][..], |g| &g[..]), b, label);
-        }
-        let all: Vec<f64> = groups.concat();
-        let s = Stat::of(&all)?;
-        let interval = grouped_median_interval(&groups, b, label);
+        let s = Stat::of(&groups.concat())?;
+        let interval = load_median_interval(&groups, b, label);
         Some(Self {
             median: s.median,
             lo: interval.map(|i| i.0),
@@ -291,7 +296,7 @@ impl RatioStat {
             min: s.min,
             max: s.max,
             n: s.n,
-            loads: Some(groups.len()),
+            loads: (groups.len() > 1).then_some(groups.len()),
         })
     }
 
