@@ -618,8 +618,26 @@ pub fn encode_frame(
     arg: u64,
     payload: &[u8],
 ) -> u64 {
-    debug_assert!(payload.len() <= kind.max_payload());
     let start = out.len();
+    encode_frame_unsealed(out, salt, session, kind, file_id, arg, payload);
+    seal_frames(&mut out[start..], prev_chain)
+}
+
+/// [`encode_frame`] without the chain hash: the header's last field stays zero until
+/// [`seal_frames`] fills it. A frame is only valid once sealed. The log writer seals its buffer
+/// when it writes it: Balanced's buffered commits are then hashed once, in the group they are
+/// written as, instead of once per commit and again in the group.
+pub fn encode_frame_unsealed(
+    out: &mut Vec<u8>,
+    salt: u64,
+    session: u64,
+    kind: FrameKind,
+    file_id: u64,
+    arg: u64,
+    payload: &[u8],
+) {
+    debug_assert!(payload.len() <= kind.max_payload());
+    out.reserve(FRAME_HEADER + payload.len());
     out.extend_from_slice(&FRAME_MAGIC);
     out.push(kind as u8);
     out.extend_from_slice(&[0; 3]);
@@ -630,9 +648,39 @@ pub fn encode_frame(
     put_u64(out, file_id);
     put_u64(out, arg);
     put_u64(out, session);
-    let chain = frame_hash(prev_chain, &out[start..start + FRAME_HEADER - 8], payload);
-    put_u64(out, chain);
+    put_u64(out, 0);
     out.extend_from_slice(payload);
+}
+
+/// Fills in the chain hashes of `frames`: whole frames made by [`encode_frame_unsealed`], back
+/// to back, the first chaining on from `prev_chain`. Returns the last frame's chain (the seed
+/// of the next frame; `prev_chain` if `frames` is empty).
+pub fn seal_frames(frames: &mut [u8], prev_chain: u64) -> u64 {
+    let mut chain = prev_chain;
+    let mut at = 0;
+    while at + FRAME_HEADER <= frames.len() {
+        let len = u32::from_le_bytes([
+            frames[at + 8],
+            frames[at + 9],
+            frames[at + 10],
+            frames[at + 11],
+        ]) as usize;
+        let end = (at + FRAME_HEADER + len).min(frames.len());
+        debug_assert_eq!(
+            end,
+            at + FRAME_HEADER + len,
+            "a frame cut short in a sealed buffer"
+        );
+        let (header, payload) = frames[at..end].split_at_mut(FRAME_HEADER);
+        chain = frame_hash(chain, &header[..FRAME_HEADER - 8], payload);
+        header[FRAME_HEADER - 8..].copy_from_slice(&chain.to_le_bytes());
+        at = end;
+    }
+    debug_assert_eq!(
+        at,
+        frames.len(),
+        "bytes after the last frame of a sealed buffer"
+    );
     chain
 }
 
@@ -922,6 +970,40 @@ mod tests {
         longer.push(0);
         assert!(apply_patch(&longer, &mut img).is_err());
         assert!(apply_patch(&p, &mut img[..PAGE_SIZE - 64]).is_err());
+    }
+
+    #[test]
+    fn sealing_a_buffer_equals_encoding_frame_by_frame() {
+        let frames: [(FrameKind, u64, &[u8]); 4] = [
+            (FrameKind::Create, 1, b"a.db"),
+            (FrameKind::Page, 0, &[7; 100]),
+            (FrameKind::SetLen, 4096, &[]),
+            (FrameKind::Commit, 3, &[1, 0, 0, 0, 0, 0, 0, 0]),
+        ];
+        let mut encoded = Vec::new();
+        let mut chain = 5;
+        for (kind, arg, payload) in frames {
+            chain = encode_frame(&mut encoded, 5, 9, chain, kind, 1, arg, payload);
+        }
+        let mut unsealed = Vec::new();
+        let mut first_len = 0;
+        for (i, (kind, arg, payload)) in frames.into_iter().enumerate() {
+            encode_frame_unsealed(&mut unsealed, 5, 9, kind, 1, arg, payload);
+            if i == 0 {
+                first_len = unsealed.len();
+            }
+        }
+        assert_eq!(unsealed.len(), encoded.len());
+        assert_ne!(unsealed, encoded, "an unsealed frame carries no chain hash");
+        assert!(decode_frame(&unsealed, 5, 5).is_err());
+        // Sealed in two steps, the second chaining on from the first.
+        let mut in_two = unsealed.clone();
+        let c1 = seal_frames(&mut in_two[..first_len], 5);
+        assert_eq!(seal_frames(&mut in_two[first_len..], c1), chain);
+        assert_eq!(in_two, encoded);
+        assert_eq!(seal_frames(&mut unsealed, 5), chain);
+        assert_eq!(unsealed, encoded);
+        assert_eq!(seal_frames(&mut [], 42), 42);
     }
 
     #[test]

@@ -970,6 +970,9 @@ impl<S: Storage> Volume<S> {
         let log = PhysicalFileId::Log;
         let at = self.log.written;
         let mut grouped = self.log.grouped();
+        if grouped.is_none() {
+            self.log.seal();
+        }
         let n = grouped.as_ref().map_or(self.log.buf.len(), |g| g.buf.len());
         let end = at + n as u64;
         // The log grows its file by steps (zeros after the frames, in the same call), so most
