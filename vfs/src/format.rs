@@ -777,14 +777,30 @@ pub fn diff_mask(a: &[u8], b: &[u8]) -> u64 {
         .zip(b.chunks_exact(PATCH_CHUNK))
         .enumerate()
     {
-        let mut d = 0u64;
-        for (u, v) in x.chunks_exact(8).zip(y.chunks_exact(8)) {
-            d |= u64::from_ne_bytes(u.try_into().unwrap_or([0; 8]))
-                ^ u64::from_ne_bytes(v.try_into().unwrap_or([0; 8]));
-        }
-        mask |= u64::from(d != 0) << i;
+        mask |= u64::from(chunk_differs(x, y)) << i;
     }
     mask
+}
+
+/// Whether two page images (`PAGE_SIZE` bytes each) are equal, as [`diff_mask`] `== 0` but
+/// stopping at the first chunk that differs: where no patch can be logged, a commit only needs
+/// to know whether a page changed at all.
+pub fn same_page(a: &[u8], b: &[u8]) -> bool {
+    debug_assert!(a.len() == PAGE_SIZE && b.len() == PAGE_SIZE);
+    a.chunks_exact(PATCH_CHUNK)
+        .zip(b.chunks_exact(PATCH_CHUNK))
+        .all(|(x, y)| !chunk_differs(x, y))
+}
+
+/// Whether two [`PATCH_CHUNK`]-byte chunks differ, compared as 8-byte words (wasm32's `memcmp`
+/// is a byte loop).
+fn chunk_differs(x: &[u8], y: &[u8]) -> bool {
+    let mut d = 0u64;
+    for (u, v) in x.chunks_exact(8).zip(y.chunks_exact(8)) {
+        d |= u64::from_ne_bytes(u.try_into().unwrap_or([0; 8]))
+            ^ u64::from_ne_bytes(v.try_into().unwrap_or([0; 8]));
+    }
+    d != 0
 }
 
 /// The payload of a [`FrameKind::Patch`]: `mask`, then the masked chunks of `img` (a full
@@ -958,6 +974,13 @@ mod tests {
         let mask = diff_mask(&base, &new);
         assert_eq!(mask, 1 | 1 << 10 | 1 << 63);
         assert_eq!(diff_mask(&new, &new), 0);
+        assert!(same_page(&new, &new));
+        assert!(!same_page(&base, &new));
+        // A difference in the last byte only (the comparison stops early elsewhere).
+        let mut last = base.clone();
+        last[PAGE_SIZE - 1] ^= 0x80;
+        assert!(!same_page(&base, &last));
+        assert_eq!(diff_mask(&base, &last), 1 << 63);
         let p = encode_patch(mask, &new);
         assert_eq!(p.len(), 8 + 3 * PATCH_CHUNK);
         assert_eq!(decode_patch(&p), Ok(mask));

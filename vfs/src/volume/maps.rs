@@ -272,9 +272,15 @@ impl Content {
         self.chunk_mut(start, o + n)[o..o + n].copy_from_slice(&img[..n]);
     }
 
-    /// The chunks in which page `page` differs from `img` (`PAGE_SIZE` bytes), as
-    /// [`crate::format::diff_mask`]; `None` if the page is not wholly within `len`.
-    pub(crate) fn diff_mask(&self, page: u64, img: &[u8]) -> Option<u64> {
+    /// `cmp` of page `page`'s image and `img` (`PAGE_SIZE` bytes each: as
+    /// [`crate::format::diff_mask`] or [`crate::format::same_page`]); `None` if the page is not
+    /// wholly within `len`.
+    pub(crate) fn compare_page<R>(
+        &self,
+        page: u64,
+        img: &[u8],
+        cmp: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Option<R> {
         debug_assert_eq!(img.len(), PAGE_SIZE);
         let start = page * PAGE;
         if start + PAGE > self.len {
@@ -290,11 +296,11 @@ impl Content {
                 &c[o.min(c.len())..(o + PAGE_SIZE).min(c.len())]
             });
         if chunk.len() == PAGE_SIZE {
-            return Some(crate::format::diff_mask(chunk, img));
+            return Some(cmp(chunk, img));
         }
         let mut page_img = [0u8; PAGE_SIZE];
         page_img[..chunk.len()].copy_from_slice(chunk);
-        Some(crate::format::diff_mask(&page_img, img))
+        Some(cmp(&page_img, img))
     }
 
     /// Copies `src` to `offset` (within `len`); used when loading.

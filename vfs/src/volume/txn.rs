@@ -9,7 +9,8 @@ use web_time::Instant;
 
 use crate::error::{Error, Result};
 use crate::format::{
-    diff_mask, encode_ids, encode_patch, FrameKind, MAX_ID_LIST, PAGE, PAGE_SIZE, PATCH_MAX_CHUNKS,
+    diff_mask, encode_ids, encode_patch, same_page, FrameKind, MAX_ID_LIST, PAGE, PAGE_SIZE,
+    PATCH_MAX_CHUNKS,
 };
 use crate::storage::{PhysicalFile, PhysicalFileId, Storage, StorageError};
 
@@ -1352,9 +1353,17 @@ fn page_log(
     if !p.existed || p.deleted || end > p.floor || p.spilled.contains_key(&page) {
         return PageLog::Image;
     }
+    // Which chunks changed matters only where a patch can be logged (on a base image in this
+    // epoch's log); elsewhere it is enough to know whether the page changed at all, and the
+    // comparison stops at the first difference.
+    let base = f.log.get(&page).copied().filter(|_| patches);
+    let cmp = |old: &[u8], img: &[u8]| match base {
+        Some(_) => diff_mask(old, img),
+        None => u64::from(!same_page(old, img)),
+    };
     let changed = match &f.resident {
-        Some(c) => c.diff_mask(page, img),
-        None => cache.get(id, page).map(|c| diff_mask(c, img)),
+        Some(c) => c.compare_page(page, img, cmp),
+        None => cache.get(id, page).map(|c| cmp(c, img)),
     };
     let Some(changed) = changed else {
         return PageLog::Image;
@@ -1362,16 +1371,15 @@ fn page_log(
     if changed == 0 {
         return PageLog::Unchanged;
     }
-    match f.log.get(&page) {
-        Some(&base) if patches => {
-            let mask = base.patched_mask() | changed;
-            if mask.count_ones() <= PATCH_MAX_CHUNKS {
-                PageLog::Patch { base, mask }
-            } else {
-                PageLog::Image
-            }
-        }
-        _ => PageLog::Image,
+    let Some(base) = base else {
+        return PageLog::Image;
+    };
+    // `changed` is the mask of the chunks that changed here.
+    let mask = base.patched_mask() | changed;
+    if mask.count_ones() <= PATCH_MAX_CHUNKS {
+        PageLog::Patch { base, mask }
+    } else {
+        PageLog::Image
     }
 }
 
