@@ -793,7 +793,9 @@ pub fn same_page(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Whether two [`PATCH_CHUNK`]-byte chunks differ, compared as 8-byte words (wasm32's `memcmp`
-/// is a byte loop).
+/// is a byte loop). Always inlined: called per chunk, `diff_mask` took 2.5 × the instructions
+/// natively (callgrind, an autocommit INSERT in Memory mode at Strict: 12.3 K against 4.9 K).
+#[inline(always)]
 fn chunk_differs(x: &[u8], y: &[u8]) -> bool {
     let mut d = 0u64;
     for (u, v) in x.chunks_exact(8).zip(y.chunks_exact(8)) {
