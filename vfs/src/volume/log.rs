@@ -45,10 +45,11 @@ pub(crate) struct LogWriter {
     /// that writes `buf` calls first. Frames are serialized at commit but hashed only when
     /// written: Balanced's buffered commits are mostly written as one group
     /// ([`LogWriter::grouped`]), which hashes its own frames, so theirs never are. Measured
-    /// against hashing at commit (pages of both alternating, 3 loads × 6 rounds each): test 1's
-    /// 1,000 Balanced autocommits took 11.2 → 7.9 ms (Disk mode) and 10.3 → 7.5 ms (Memory
-    /// mode) above the memory VFS in Firefox 153, 6.9 → 5.8 and 6.5 → 4.6 ms in Chromium 156
-    /// (medians; xxh3 costs ~0.45 ms per MiB in Firefox: `results/2026-12-06-firefox-profile`).
+    /// against hashing at commit (`results/2026-12-06-ab-seal-simd`, `seal/`: the two builds in
+    /// alternating page loads, 3 × 6 rounds each): test 1's 1,000 Balanced autocommits took
+    /// 11.2 → 7.9 ms (Disk mode) and 10.3 → 7.5 ms (Memory mode) above the memory VFS in Firefox
+    /// 153, 6.9 → 5.8 and 6.5 → 4.6 ms in Chromium 156 (medians; xxh3 costs ~0.45 ms per MiB in
+    /// Firefox: `results/2026-12-06-firefox-profile`).
     sealed: usize,
     /// Log bytes written (the valid log ends here on disk, as far as this mount knows).
     pub(crate) written: u64,
