@@ -345,8 +345,11 @@ impl<S: Storage> Volume<S> {
         if let Some(c) = &f.resident {
             // As `read_committed`: bytes past the resident copy's length read as zeros.
             let start = page * PAGE + at as u64;
+            // (A transaction can have grown the file past it: `start` may lie beyond it.)
             let n = ix(c.len().saturating_sub(start).min(dst.len() as u64));
-            c.read(start, &mut dst[..n]);
+            if n > 0 {
+                c.read(start, &mut dst[..n]);
+            }
             dst[n..].fill(0);
             return true;
         }
