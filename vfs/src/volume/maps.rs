@@ -233,6 +233,17 @@ impl Content {
         }
     }
 
+    /// Copies `buf.len()` bytes at `offset` into `buf`, as zeros past `len` (where a page or a
+    /// transaction reaches beyond the committed contents; `offset` may lie beyond `len`).
+    pub(crate) fn read_padded(&self, offset: u64, buf: &mut [u8]) {
+        let n = usize::try_from(self.len.saturating_sub(offset))
+            .map_or(buf.len(), |n| n.min(buf.len()));
+        if n > 0 {
+            self.read(offset, &mut buf[..n]);
+        }
+        buf[n..].fill(0);
+    }
+
     /// Sets the length: truncating zeroes the cut bytes of the last kept chunk and drops the
     /// chunks beyond; growing adds zeros (allocates nothing). Fails only if the length is
     /// beyond the address space (the contents must stay addressable), before changing
@@ -432,6 +443,15 @@ mod tests {
         c.set_len(5000).unwrap();
         let mut buf = vec![9u8; 500];
         c.read(4500, &mut buf);
+        assert!(buf.iter().all(|&b| b == 0));
+        // Past `len`: zeros, also from an offset beyond it.
+        c.put(4000, &[7; 1000]);
+        let mut buf = vec![9u8; 20];
+        c.read_padded(4990, &mut buf);
+        assert_eq!(&buf[..10], &[7; 10]);
+        assert!(buf[10..].iter().all(|&b| b == 0));
+        let mut buf = vec![9u8; 20];
+        c.read_padded(6000, &mut buf);
         assert!(buf.iter().all(|&b| b == 0));
     }
 }

@@ -343,14 +343,8 @@ impl<S: Storage> Volume<S> {
             return false;
         };
         if let Some(c) = &f.resident {
-            // As `read_committed`: bytes past the resident copy's length read as zeros.
-            let start = page * PAGE + at as u64;
-            // (A transaction can have grown the file past it: `start` may lie beyond it.)
-            let n = ix(c.len().saturating_sub(start).min(dst.len() as u64));
-            if n > 0 {
-                c.read(start, &mut dst[..n]);
-            }
-            dst[n..].fill(0);
+            // A transaction can have grown the file past the resident copy's end.
+            c.read_padded(page * PAGE + at as u64, dst);
             return true;
         }
         match self.cache.get(id, page) {
@@ -407,11 +401,7 @@ impl<S: Storage> Volume<S> {
             return Ok(());
         };
         if let Some(c) = &f.resident {
-            let size = c.len();
-            let start = first * PAGE;
-            let n = ix(size.saturating_sub(start).min(buf.len() as u64));
-            c.read(start, &mut buf[..n]);
-            buf[n..].fill(0);
+            c.read_padded(first * PAGE, buf);
             return Ok(());
         }
         let mut i = 0u64;
@@ -652,9 +642,7 @@ impl<S: Storage> Volume<S> {
             }
             if let LogPart::Patch(_) = part {
                 // Its base was put first (log order).
-                let n = ix((c.len() - page * PAGE).min(PAGE));
-                c.read(page * PAGE, &mut img[..n]);
-                img[n..].fill(0);
+                c.read_padded(page * PAGE, &mut img);
             }
             if let Err(e) = part.fill(&mut img, bytes) {
                 bad = Some(e);
