@@ -155,8 +155,9 @@ pub(crate) const CONTENT_CHUNK: usize = 64 << 10;
 const CONTENT_CHUNK_U64: u64 = CONTENT_CHUNK as u64;
 
 /// A resident file's bytes: `len` bytes in 64 KiB chunks; an absent chunk reads as zeros, and
-/// so do the bytes of a chunk beyond its allocated length (a chunk holds only the prefix that
-/// was written, grown by powers of two up to 64 KiB: a 1 KiB file costs 1 KiB, not a chunk).
+/// so do the bytes of a chunk beyond its allocated length (the first chunk holds only the prefix
+/// that was written, grown by powers of two up to 64 KiB: a 1 KiB file costs 1 KiB, not a
+/// chunk; later chunks are allocated whole, the file being at least 64 KiB long by then).
 /// Invariant: bytes at or beyond `len` inside a present chunk are zero.
 ///
 /// The chunks are a sparse map, not a vector indexed by chunk: a file's length is not bounded
@@ -203,11 +204,17 @@ impl Content {
         let c = self.chunks.entry(pos / CONTENT_CHUNK_U64).or_default();
         if c.len() < end {
             let before = c.len() as u64;
-            c.resize(
+            // Past the first chunk the file is already 64 KiB long: its chunks are allocated
+            // whole. Grown by powers of two as SQLite appends pages, a chunk was reallocated
+            // three times (8, 16, 32 → 64 KiB), copying 56 KiB for every 64 KiB of the file:
+            // natively, 6.4 M of the 16 cases' instructions in Memory mode.
+            let alloc = if pos >= CONTENT_CHUNK_U64 {
+                CONTENT_CHUNK
+            } else {
                 end.next_power_of_two()
-                    .clamp(MIN_CHUNK_ALLOC, CONTENT_CHUNK),
-                0,
-            );
+                    .clamp(MIN_CHUNK_ALLOC, CONTENT_CHUNK)
+            };
+            c.resize(alloc, 0);
             self.heap += c.len() as u64 - before;
         }
         c
@@ -415,6 +422,28 @@ mod tests {
         assert_eq!(buf, [0, 0, 1, 2, 3]);
         c.set_len(10).unwrap();
         assert_eq!(c.heap_bytes(), 0);
+    }
+
+    #[test]
+    fn chunks_past_the_first_are_allocated_whole() {
+        // A file growing page by page, as SQLite appends: the first chunk grows by powers of
+        // two, every later one is allocated once, whole.
+        let mut c = Content::new();
+        let img = vec![4u8; PAGE_SIZE];
+        let pages = (CONTENT_CHUNK / PAGE_SIZE) as u64;
+        for page in 0..pages + 2 {
+            c.set_len((page + 1) * PAGE).unwrap();
+            c.put_page(page, &img);
+            let heap = c.heap_bytes();
+            if page < pages {
+                assert_eq!(heap, ((page + 1) * PAGE).next_power_of_two().max(1024));
+            } else {
+                assert_eq!(heap, 2 * CONTENT_CHUNK as u64, "page {page}");
+            }
+        }
+        let mut buf = vec![0u8; 2 * PAGE_SIZE];
+        c.read((pages - 1) * PAGE, &mut buf);
+        assert!(buf.iter().all(|&b| b == 4));
     }
 
     #[test]
