@@ -182,6 +182,11 @@ impl LogWriter {
         self.end() + FRAME_HEADER as u64
     }
 
+    /// Makes room for `bytes` more of frames in the buffer.
+    pub(crate) fn reserve(&mut self, bytes: usize) {
+        self.buf.reserve(bytes);
+    }
+
     /// Appends one frame.
     pub(crate) fn frame(&mut self, kind: FrameKind, file: u64, arg: u64, payload: &[u8]) {
         self.buf_commits += usize::from(kind == FrameKind::Commit);
