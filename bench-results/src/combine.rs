@@ -9,6 +9,11 @@
 //! ([`Round::load`]), and its ratios' intervals resample loads, then rounds
 //! ([`crate::stats::grouped_median_interval`]).
 //!
+//! A document may itself be combined (several loads: one *sitting*, a run of `--page-loads`):
+//! its loads keep their tags, moved after the loads before it, so sittings of one build at
+//! different times combine into one document whose intervals resample the loads of all
+//! (`bench-runner combine`).
+//!
 //! Combined: the SQL section (suite and batch), the filesystem lifecycle and the raw suite. The
 //! hand-off and scale suites are refused (combining them is not built).
 
@@ -24,7 +29,7 @@ pub enum CombineError {
     Empty,
     /// Load `load` ran another configuration than load 0 (seeds of the round orders aside).
     Config {
-        /// 0-based.
+        /// 0-based index of the document (a page load, or several combined).
         load: usize,
     },
     /// Load `load` has a suite that cannot be combined, or lacks one load 0 has.
@@ -36,7 +41,7 @@ pub enum CombineError {
     },
     /// Load `load`'s SQL section or lifecycle has other backends or cases than load 0's.
     Backends {
-        /// 0-based.
+        /// 0-based index of the document (a page load, or several combined).
         load: usize,
     },
 }
@@ -63,11 +68,12 @@ impl std::fmt::Display for CombineError {
 
 impl std::error::Error for CombineError {}
 
-/// Combines `docs`, each one page load of the same configuration in the same browser, into
-/// one document, summarized again with `boot`:
+/// Combines `docs`, each one page load (or several already combined) of the same
+/// configuration in the same browser, into one document, summarized again with `boot`:
 ///
 /// - SQL: every load's rounds, renumbered to follow the previous load's, with
-///   [`Round::load`] set; every backend's runs and warm-up runs with their rounds renumbered
+///   [`Round::load`] set (a combined document's loads keep their tags, moved up by the loads
+///   before it); every backend's runs and warm-up runs with their rounds renumbered
 ///   alike; a backend's error is kept with its load's number; `config.runs` and `warmup` are
 ///   the sums and `config.loads` lists each load.
 /// - raw: every load's runs, one after another (the raw suite has no pairing).
@@ -83,7 +89,8 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
     out.runner = None;
     check_suites(&out, 0)?;
     let single = docs.len() == 0;
-    if !single {
+    let mut loads = loads_in(&out);
+    if !single && !is_combined(&out) {
         if let Some(sql) = &mut out.sql {
             sql.config.loads = vec![page_load(0, sql, &out.generated_at)];
             let errors = sql.backends.iter_mut().map(|b| &mut b.error);
@@ -94,7 +101,15 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
         }
     }
     for (i, doc) in docs.enumerate() {
+        // The document's index (in errors), and its first load's number in the whole.
         let load = i + 1;
+        let base = loads;
+        let n = loads_in(&doc);
+        loads = loads.saturating_add(n);
+        let label = match n {
+            1 => format!("page load {base}"),
+            _ => format!("page loads {base}–{}", base.saturating_add(n - 1)),
+        };
         check_suites(&doc, load)?;
         for (suite, here, there) in [
             ("sql", out.sql.is_some(), doc.sql.is_some()),
@@ -111,10 +126,10 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
             return Err(CombineError::Config { load });
         }
         if let (Some(sql), Some(next)) = (&mut out.sql, doc.sql) {
-            append_sql(sql, next, load, &doc.generated_at)?;
+            append_sql(sql, next, load, base, &label, &doc.generated_at)?;
         }
         if let (Some(fs), Some(next)) = (&mut out.fs, doc.fs) {
-            append_fs(fs, next, load)?;
+            append_fs(fs, next, load, base, &label)?;
         }
         if let (Some(raw), Some(next)) = (&mut out.raw, doc.raw) {
             raw.warmup_runs.extend(next.warmup_runs);
@@ -160,6 +175,21 @@ fn check_suites(doc: &Document, load: usize) -> Result<(), CombineError> {
     Ok(())
 }
 
+/// Whether `doc` combines several page loads already (its rounds carry their loads' tags).
+fn is_combined(doc: &Document) -> bool {
+    let tagged = |rounds: &[Round]| rounds.iter().any(|r| r.load.is_some());
+    doc.sql.as_ref().is_some_and(|s| tagged(&s.rounds))
+        || doc.fs.as_ref().is_some_and(|f| tagged(&f.rounds))
+}
+
+/// The page loads `doc` holds: one, or as many as its rounds' tags count.
+fn loads_in(doc: &Document) -> u32 {
+    let most = |rounds: &[Round]| rounds.iter().filter_map(|r| r.load).max();
+    let sql = doc.sql.as_ref().and_then(|s| most(&s.rounds));
+    let fs = doc.fs.as_ref().and_then(|f| most(&f.rounds));
+    sql.max(fs).map_or(1, |l| l.saturating_add(1))
+}
+
 fn page_load(load: u32, sql: &SqlSection, generated_at: &str) -> PageLoad {
     PageLoad {
         load,
@@ -170,11 +200,13 @@ fn page_load(load: u32, sql: &SqlSection, generated_at: &str) -> PageLoad {
     }
 }
 
-/// Appends load `load`'s SQL section `next` to `sql`.
+/// Appends document `load`'s SQL section `next` to `sql`, its loads numbered from `base`.
 fn append_sql(
     sql: &mut SqlSection,
     next: SqlSection,
     load: usize,
+    base: u32,
+    label: &str,
     generated_at: &str,
 ) -> Result<(), CombineError> {
     let names = |s: &SqlSection| {
@@ -186,15 +218,23 @@ fn append_sql(
     if names(sql) != names(&next) || sql.case_numbers() != next.case_numbers() {
         return Err(CombineError::Backends { load });
     }
-    let tag = u32::try_from(load).unwrap_or(u32::MAX);
-    sql.config.loads.push(page_load(tag, &next, generated_at));
+    if next.config.loads.is_empty() {
+        sql.config.loads.push(page_load(base, &next, generated_at));
+    } else {
+        sql.config
+            .loads
+            .extend(next.config.loads.iter().map(|l| PageLoad {
+                load: base.saturating_add(l.load),
+                ..l.clone()
+            }));
+    }
     sql.config.runs += next.config.runs;
     sql.config.warmup += next.config.warmup;
-    let offset = append_rounds(&mut sql.rounds, next.rounds, tag);
+    let offset = append_rounds(&mut sql.rounds, next.rounds, base);
     for (b, n) in sql.backends.iter_mut().zip(next.backends) {
         append_runs(&mut b.warmup_runs, n.warmup_runs, offset);
         append_runs(&mut b.runs, n.runs, offset);
-        merge_error(&mut b.error, n.error, load);
+        merge_error(&mut b.error, n.error, label);
     }
     Ok(())
 }
@@ -245,22 +285,23 @@ fn append_runs<T: InRound>(into: &mut Vec<T>, from: Vec<T>, offset: u32) {
     }));
 }
 
-/// Appends load `tag`'s `next` rounds to `rounds`, numbered on after every round so far
-/// (warm-up included) and tagged with the load; returns the number added to their indexes.
-fn append_rounds(rounds: &mut Vec<Round>, next: Vec<Round>, tag: u32) -> u32 {
+/// Appends `next` rounds to `rounds`, numbered on after every round so far (warm-up
+/// included) and tagged with their load: `base`, or `base` + the load they carry (a combined
+/// document's); returns the number added to their indexes.
+fn append_rounds(rounds: &mut Vec<Round>, next: Vec<Round>, base: u32) -> u32 {
     let offset = rounds.iter().map(|r| r.index + 1).max().unwrap_or(0);
     rounds.extend(next.into_iter().map(|r| Round {
         index: r.index + offset,
-        load: Some(tag),
+        load: Some(base.saturating_add(r.load.unwrap_or(0))),
         ..r
     }));
     offset
 }
 
-/// A backend's error in load `load`, added to those of the loads before.
-fn merge_error(error: &mut Option<String>, next: Option<String>, load: usize) {
+/// A backend's error in the loads `label` names, added to those of the loads before.
+fn merge_error(error: &mut Option<String>, next: Option<String>, label: &str) {
     if let Some(e) = next {
-        let e = format!("page load {load}: {e}");
+        let e = format!("{label}: {e}");
         *error = Some(match error.take() {
             Some(prev) => format!("{prev}; {e}"),
             None => e,
@@ -268,11 +309,14 @@ fn merge_error(error: &mut Option<String>, next: Option<String>, load: usize) {
     }
 }
 
-/// Appends load `load`'s lifecycle `next` to `fs`, rounds renumbered after `fs`'s own.
+/// Appends document `load`'s lifecycle `next` to `fs`, rounds renumbered after `fs`'s own,
+/// its loads numbered from `base`.
 fn append_fs(
     fs: &mut LifecycleSuite,
     next: LifecycleSuite,
     load: usize,
+    base: u32,
+    label: &str,
 ) -> Result<(), CombineError> {
     let names = |l: &LifecycleSuite| {
         l.backends
@@ -285,12 +329,11 @@ fn append_fs(
     {
         return Err(CombineError::Backends { load });
     }
-    let tag = u32::try_from(load).unwrap_or(u32::MAX);
-    let offset = append_rounds(&mut fs.rounds, next.rounds, tag);
+    let offset = append_rounds(&mut fs.rounds, next.rounds, base);
     for (b, n) in fs.backends.iter_mut().zip(next.backends) {
         append_runs(&mut b.warmup_runs, n.warmup_runs, offset);
         append_runs(&mut b.runs, n.runs, offset);
-        merge_error(&mut b.error, n.error, load);
+        merge_error(&mut b.error, n.error, label);
     }
     Ok(())
 }
@@ -509,6 +552,45 @@ mod tests {
             combine_loads(vec![with_fs(1.0, 4, 1.6), other], &Bootstrap::default()),
             Err(CombineError::Backends { load: 1 })
         );
+    }
+
+    #[test]
+    fn combined_documents_combine_as_their_loads() {
+        // Two sittings of three loads each, combined, then combined with each other: the
+        // same document as the six loads combined at once.
+        let levels = [1.00, 1.04, 0.98, 1.02, 1.01, 1.03];
+        let docs = || {
+            levels
+                .iter()
+                .map(|&l| with_fs(l, 5, 1.5 + l))
+                .collect::<Vec<_>>()
+        };
+        let boot = Bootstrap::default();
+        let at_once = combine_loads(docs(), &boot).unwrap();
+        let mut sittings = docs();
+        let second = combine_loads(sittings.split_off(3), &boot).unwrap();
+        let first = combine_loads(sittings, &boot).unwrap();
+        let nested = combine_loads(vec![first, second], &boot).unwrap();
+        let sql = nested.sql.as_ref().unwrap();
+        let loads: Vec<u32> = sql.config.loads.iter().map(|l| l.load).collect();
+        assert_eq!(loads, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(
+            sql.rounds[6 * 3].load,
+            Some(3),
+            "the second sitting's first round"
+        );
+        assert_eq!(nested.sql, at_once.sql);
+        assert_eq!(nested.fs, at_once.fs);
+        assert_eq!(
+            ours(&nested).ratios.as_ref().unwrap().total.unwrap().loads,
+            Some(6)
+        );
+        // A sitting and a single load: the load comes after the sitting's loads.
+        let mut sittings = docs();
+        let last = sittings.pop().unwrap();
+        let five = combine_loads(sittings, &boot).unwrap();
+        let six = combine_loads(vec![five, last], &boot).unwrap();
+        assert_eq!(six.sql, at_once.sql);
     }
 
     #[test]

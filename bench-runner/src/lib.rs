@@ -20,7 +20,9 @@
 //!   `warmup=N`, `sql_scale=N`, `batch_repeats=N`, `fs_repeats=N`, `order_seed=N`,
 //!   `commit=<sha>`.
 //! - `--page-loads N` runs the page N times per browser, each in a new session with the round
-//!   orders' seed + load, and combines the documents ([`bench_results::combine`]).
+//!   orders' seed + load, and combines the documents ([`bench_results::combine`]);
+//!   `bench-runner combine` does the same with the files of several such runs of one build
+//!   (sittings: [`sittings::combine_files`]).
 //! - `window.__bench = { state: 'idle'|'running'|'done'|'error', progress, result, error,
 //!   consoleErrors: [], calibrate() }`.
 //! - `result` is one `bench_results::Document` (schema version 2), every summary computed.
@@ -35,6 +37,7 @@ pub mod drive;
 pub mod options;
 pub mod report;
 pub mod run;
+pub mod sittings;
 pub mod util;
 
 use std::fmt;

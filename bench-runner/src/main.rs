@@ -21,6 +21,18 @@ fn main() -> ExitCode {
             println!("{USAGE}");
             ExitCode::SUCCESS
         }
+        Command::Combine { files, out } => {
+            match bench_runner::sittings::combine_files(&files, &out) {
+                Ok(line) => {
+                    eprintln!("{line}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("bench-runner combine: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Report {
             files,
             out_dir,

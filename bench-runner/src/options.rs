@@ -391,6 +391,13 @@ pub enum Command {
         /// Report path (default `<out_dir>/<date>-report.md`; `-` = stdout).
         out: Option<PathBuf>,
     },
+    /// Combine result files of one browser (sittings of one build) into one.
+    Combine {
+        /// The documents, each one page load or several combined.
+        files: Vec<PathBuf>,
+        /// Where the combined document goes.
+        out: PathBuf,
+    },
     /// Print usage.
     Help,
 }
@@ -399,6 +406,11 @@ pub enum Command {
 pub const USAGE: &str = "\
 usage: bench-runner [run] [options]
        bench-runner report [--out-dir DIR] [--date YYYY-MM-DD] [--out FILE.md|-] [FILE.json ...]
+       bench-runner combine --out FILE.json FILE.json FILE.json ...
+
+combine: one browser's result files of the same configuration and build (each one page load
+     or a `--page-loads` run: a sitting) as one document whose intervals resample the page
+     loads of all; render it with `report`.
 
 run: serve the page, run it headless in each browser, write
      <out-dir>/<date>-<browser>.json and regenerate <out-dir>/<date>-report.md.
@@ -472,6 +484,10 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
             args.remove(0);
             "run"
         }
+        Some("combine") => {
+            args.remove(0);
+            "combine"
+        }
         _ => "run",
     };
     let root = workspace_root();
@@ -484,6 +500,28 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
         v.parse::<u32>()
             .map_err(|e| Error(format!("{flag} {v:?}: {e}")))
     };
+
+    if sub == "combine" {
+        let mut files = Vec::new();
+        let mut out = None;
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "-h" | "--help" => return Ok(Command::Help),
+                "--out" => out = Some(PathBuf::from(next_value(&mut it, &a)?)),
+                f if f.starts_with("--") => {
+                    return Err(Error(format!("unknown option {f}\n\n{USAGE}")))
+                }
+                _ => files.push(PathBuf::from(a)),
+            }
+        }
+        let out = out.ok_or_else(|| Error(format!("combine needs --out\n\n{USAGE}")))?;
+        if files.len() < 2 {
+            return Err(Error(format!(
+                "combine needs at least two result files\n\n{USAGE}"
+            )));
+        }
+        return Ok(Command::Combine { files, out });
+    }
 
     if sub == "report" {
         let mut files = Vec::new();
