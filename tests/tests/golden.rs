@@ -401,3 +401,56 @@ fn the_grouped_run_recomputes_its_physical_floors() {
         );
     }
 }
+
+/// `bench-runner combine` refuses sittings of other builds or browsers: the same protocol at
+/// two commits (`2026-12-06-loads` at `30aa07a`, `2026-12-06-sealed` at `a06f3a8`) is another
+/// configuration, and Chromium's file with Firefox's is another browser. Nothing is written.
+#[test]
+fn sittings_of_other_builds_or_browsers_are_not_combined() {
+    use bench_runner::sittings::combine_files;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("combined.json");
+    let file =
+        |run: &str, browser: &str| results().join(format!("{run}/2026-12-06-{browser}.json"));
+    let builds = [
+        file("2026-12-06-loads", "chromium"),
+        file("2026-12-06-sealed", "chromium"),
+    ];
+    let err = combine_files(&builds, &out).unwrap_err();
+    assert!(err.contains("another configuration"), "{err}");
+    let browsers = [
+        file("2026-12-06-sealed", "chromium"),
+        file("2026-12-06-sealed", "firefox"),
+    ];
+    let err = combine_files(&browsers, &out).unwrap_err();
+    assert!(err.contains("another browser"), "{err}");
+    let one = combine_files(&browsers[..1], &out).unwrap_err();
+    assert!(one.contains("at least two"), "{one}");
+    assert!(!out.exists());
+}
+
+/// The two sittings of `results/2026-12-06-sittings` (the same page, `9a6d21c`, run twice with
+/// `--page-loads 8`) combine (`bench-runner combine`) into the report committed there, with
+/// every goal's interval over the 16 page loads.
+#[test]
+fn the_sittings_combine_into_their_committed_report() {
+    use bench_runner::sittings::combine_files;
+    let dir = results().join("2026-12-06-sittings");
+    let copy = tempfile::tempdir().unwrap();
+    for browser in ["chromium", "firefox"] {
+        let files = ["first", "second"].map(|s| dir.join(format!("{s}/2026-12-06-{browser}.json")));
+        let out = copy.path().join(format!("2026-12-06-{browser}.json"));
+        combine_files(&files, &out).unwrap();
+        let doc = load_file(&out);
+        let sql = doc.sql.as_ref().unwrap();
+        assert_eq!(sql.config.loads.len(), 16, "{browser}");
+        assert_eq!(sql.config.runs, 160, "{browser}");
+        for g in &sql.goals {
+            let ratio = g.ratio.as_ref().unwrap();
+            assert_eq!(ratio.loads, Some(16), "{browser}: {}", g.statement);
+        }
+    }
+    let (_, md) = write_report(copy.path(), "2026-12-06", &[], None).unwrap();
+    let committed = std::fs::read_to_string(dir.join("2026-12-06-report.md")).unwrap();
+    assert_eq!(md, committed);
+}
