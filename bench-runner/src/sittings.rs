@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bench_results::combine::combine_loads;
+use bench_results::combine::{combine_loads, CombineError};
 use bench_results::Document;
 
 /// Reads `files`, combines them and writes the result to `out`; returns a line saying what
@@ -63,7 +63,32 @@ pub fn combine_files(files: &[PathBuf], out: &Path) -> Result<String, String> {
         .and_then(|s| s.bootstrap.clone())
         .unwrap_or_default();
     let count = docs.len();
-    let mut doc = combine_loads(docs, &boot).map_err(|e| format!("combining: {e}"))?;
+    // `combine_loads` counts documents as page loads; here each is a file.
+    let mut doc = combine_loads(docs, &boot).map_err(|e| {
+        let file = |i: usize| {
+            files
+                .get(i)
+                .map_or_else(String::new, |f| f.display().to_string())
+        };
+        match e {
+            CombineError::Config { load } => format!(
+                "{} ran another configuration than {} (commit, suites, backends, rounds or \
+                 seeds)",
+                file(load),
+                file(0)
+            ),
+            CombineError::Backends { load } => format!(
+                "{} has other backends or cases than {}",
+                file(load),
+                file(0)
+            ),
+            CombineError::Suite { load, suite } => format!(
+                "{}: the {suite} suite cannot be combined, or it is in one file and not another",
+                file(load)
+            ),
+            CombineError::Empty => e.to_string(),
+        }
+    })?;
     doc.runner = runner;
     let loads = doc.sql.as_ref().map_or(0, |s| s.config.loads.len());
     let json = doc.to_json().map_err(|e| format!("serializing: {e}"))?;
