@@ -514,12 +514,8 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
                 _ => files.push(PathBuf::from(a)),
             }
         }
+        // How many files `combine` needs is `sittings::combine_files`'s to check.
         let out = out.ok_or_else(|| Error(format!("combine needs --out\n\n{USAGE}")))?;
-        if files.len() < 2 {
-            return Err(Error(format!(
-                "combine needs at least two result files\n\n{USAGE}"
-            )));
-        }
         return Ok(Command::Combine { files, out });
     }
 
