@@ -443,6 +443,9 @@ run: serve the page, run it headless in each browser, write
                        its own round orders (seed 20261130 + load), and combine them into one
                        result whose intervals resample page loads, then rounds (an interval
                        needs 6 loads or more); suites sql, batch, fs and raw only (default 1)
+  --order-seed N       seed of the SQL rounds' shuffled orders (default 20261130); with
+                       --page-loads, load k takes N + k: give each sitting of a later
+                       `combine` its own (e.g. 20261130, 20261230, ...)
   --commit SHA         recorded in the result (default: git rev-parse of the work tree)
   --out-dir DIR        default: results
   --screenshot PATH    PNG of the results view; {browser} and {date} are substituted
@@ -636,6 +639,13 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
                 page.fs_repeats = Some(number(&a, &next_value(&mut it, &a)?)?.max(1));
             }
             "--page-loads" => page_loads = number(&a, &next_value(&mut it, &a)?)?.max(1),
+            "--order-seed" => {
+                let v = next_value(&mut it, &a)?;
+                page.order_seed = Some(
+                    v.parse()
+                        .map_err(|_| Error(format!("{a} needs a whole number, not {v:?}")))?,
+                );
+            }
             "--commit" => page.commit = Some(next_value(&mut it, &a)?),
             "--out-dir" => out_dir = PathBuf::from(next_value(&mut it, &a)?),
             "--screenshot" => screenshot = Some(PathBuf::from(next_value(&mut it, &a)?)),
@@ -799,6 +809,20 @@ mod tests {
         };
         assert_eq!(o.page_loads, 3);
         assert_eq!(o.page.order_seed, None, "the runner seeds each load itself");
+        let Command::Run(o) = parse(&[
+            "--page-loads",
+            "3",
+            "--suites",
+            "sql",
+            "--order-seed",
+            "20261230",
+        ])
+        .unwrap() else {
+            panic!("not a run")
+        };
+        assert_eq!(o.page.order_seed, Some(20_261_230));
+        assert!(parse(&["--order-seed", "x"]).is_err());
+        assert!(USAGE.contains("--order-seed N"));
         let Command::Run(o) = parse(&[]).unwrap() else {
             panic!("not a run")
         };

@@ -211,7 +211,7 @@ pub async fn run(opts: &RunOptions) -> Result<RunSummary> {
 }
 
 /// Runs the page `opts.page_loads` times in `browser` (each load in a new session; with more
-/// than one, load `k` has the round orders' seed [`ORDER_SEED`] + `k`) and checks each
+/// than one, load `k` has the round orders' seed [`load_seed`]) and checks each
 /// ([`check`]). One load: its outcome. Several: one outcome whose document combines them
 /// ([`combine_loads`]), whose console errors are all of theirs and whose time is their sum;
 /// a load's problems and warnings carry its number. A load that cannot run ends the series:
@@ -231,7 +231,7 @@ async fn run_loads(
     for load in 0..loads {
         let mut params = opts.page.clone();
         if loads > 1 {
-            params.order_seed = Some(ORDER_SEED + u64::from(load));
+            params.order_seed = Some(load_seed(opts.page.order_seed, load));
             eprintln!("[{browser}] page load {} of {loads}", load + 1);
         }
         let drive = DriveOptions {
@@ -314,6 +314,13 @@ pub fn headline_of(report: &str) -> String {
     rest[..end].trim_end().to_owned()
 }
 
+/// The round orders' seed of page load `load` (from 0) in a `--page-loads` run: `--order-seed`
+/// (else [`ORDER_SEED`]) + `load`. Sittings run with the same base repeat each other's orders;
+/// `--order-seed` gives each its own.
+fn load_seed(base: Option<u64>, load: u32) -> u64 {
+    base.unwrap_or(ORDER_SEED).wrapping_add(u64::from(load))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,5 +330,13 @@ mod tests {
         let r = "# T\n\nintro\n\n## Headline\n\n| a |\n\n- x\n\n## Chromium 1\n\nmore";
         assert_eq!(headline_of(r), "## Headline\n\n| a |\n\n- x");
         assert_eq!(headline_of("nothing"), "");
+    }
+
+    #[test]
+    fn loads_take_their_seed_from_the_order_seed() {
+        assert_eq!(load_seed(None, 0), ORDER_SEED);
+        assert_eq!(load_seed(None, 3), ORDER_SEED + 3);
+        assert_eq!(load_seed(Some(7), 0), 7);
+        assert_eq!(load_seed(Some(7), 2), 9);
     }
 }
