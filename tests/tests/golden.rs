@@ -430,27 +430,34 @@ fn sittings_of_other_builds_or_browsers_are_not_combined() {
 }
 
 /// The two sittings of `results/2026-12-06-sittings` (the same page, `9a6d21c`, run twice with
-/// `--page-loads 8`) combine (`bench-runner combine`) into the report committed there, with
+/// `--page-loads 8`) and of `results/2026-12-07-sittings` (`08bc1e6`, each sitting with its own
+/// `--order-seed`) combine (`bench-runner combine`) into the reports committed there, with
 /// every goal's interval over the 16 page loads.
 #[test]
 fn the_sittings_combine_into_their_committed_report() {
     use bench_runner::sittings::combine_files;
-    let dir = results().join("2026-12-06-sittings");
-    let copy = tempfile::tempdir().unwrap();
-    for browser in ["chromium", "firefox"] {
-        let files = ["first", "second"].map(|s| dir.join(format!("{s}/2026-12-06-{browser}.json")));
-        let out = copy.path().join(format!("2026-12-06-{browser}.json"));
-        combine_files(&files, &out).unwrap();
-        let doc = load_file(&out);
-        let sql = doc.sql.as_ref().unwrap();
-        assert_eq!(sql.config.loads.len(), 16, "{browser}");
-        assert_eq!(sql.config.runs, 160, "{browser}");
-        for g in &sql.goals {
-            let ratio = g.ratio.as_ref().unwrap();
-            assert_eq!(ratio.loads, Some(16), "{browser}: {}", g.statement);
+    for (run, date) in [
+        ("2026-12-06-sittings", "2026-12-06"),
+        ("2026-12-07-sittings", "2026-12-07"),
+    ] {
+        let dir = results().join(run);
+        let copy = tempfile::tempdir().unwrap();
+        for browser in ["chromium", "firefox"] {
+            let files =
+                ["first", "second"].map(|s| dir.join(format!("{s}/{date}-{browser}.json")));
+            let out = copy.path().join(format!("{date}-{browser}.json"));
+            combine_files(&files, &out).unwrap();
+            let doc = load_file(&out);
+            let sql = doc.sql.as_ref().unwrap();
+            assert_eq!(sql.config.loads.len(), 16, "{run} {browser}");
+            assert_eq!(sql.config.runs, 160, "{run} {browser}");
+            for g in &sql.goals {
+                let ratio = g.ratio.as_ref().unwrap();
+                assert_eq!(ratio.loads, Some(16), "{run} {browser}: {}", g.statement);
+            }
         }
+        let (_, md) = write_report(copy.path(), date, &[], None).unwrap();
+        let committed = std::fs::read_to_string(dir.join(format!("{date}-report.md"))).unwrap();
+        assert_eq!(md, committed, "{run}");
     }
-    let (_, md) = write_report(copy.path(), "2026-12-06", &[], None).unwrap();
-    let committed = std::fs::read_to_string(dir.join("2026-12-06-report.md")).unwrap();
-    assert_eq!(md, committed);
 }
