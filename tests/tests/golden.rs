@@ -443,8 +443,7 @@ fn the_sittings_combine_into_their_committed_report() {
         let dir = results().join(run);
         let copy = tempfile::tempdir().unwrap();
         for browser in ["chromium", "firefox"] {
-            let files =
-                ["first", "second"].map(|s| dir.join(format!("{s}/{date}-{browser}.json")));
+            let files = ["first", "second"].map(|s| dir.join(format!("{s}/{date}-{browser}.json")));
             let out = copy.path().join(format!("{date}-{browser}.json"));
             combine_files(&files, &out).unwrap();
             let doc = load_file(&out);
