@@ -73,7 +73,7 @@ pub fn combine_files(files: &[PathBuf], out: &Path) -> Result<String, String> {
         match e {
             CombineError::Config { load } => format!(
                 "{} ran another configuration than {} (commit, suites, backends, rounds or \
-                 seeds)",
+                 the SQL's seed; the round orders' seeds may differ)",
                 file(load),
                 file(0)
             ),

@@ -464,7 +464,9 @@ impl<S: Storage> Volume<S> {
             && self.opts.log_patches
             && self.opts.durability != Durability::Balanced
             && self.sb.version >= 3;
-        if !self.log.linking() {
+        let reserved = if self.log.linking() {
+            None
+        } else {
             // At most one page frame per staged page, three more frames per record (a create
             // or rename with its name, a cut, a length) and the commit frame listing the
             // files: the buffer is sized once, not regrown by doubling while a big commit is
@@ -480,8 +482,8 @@ impl<S: Storage> Volume<S> {
                 })
                 .sum();
             self.log.reserve(bytes + FRAME_HEADER + 8 * ids.len());
-        }
-        let reserved = (!self.log.linking()).then(|| self.log.buf.capacity());
+            Some(self.log.buf.capacity())
+        };
         let (files, cache) = (&self.files, &self.cache);
         for (id, p) in records(&self.pending, ids) {
             let f = files.get(&id);
