@@ -1,5 +1,12 @@
 //! Call counting around any storage. The volume always wraps its storage in [`Counted`], so every
 //! physical call is counted whatever the backend; benchmarks read [`Counters`].
+//!
+//! On request ([`Counted::time_calls`]) it also sums the time spent inside the calls, so that a
+//! benchmark can split a workload's time into what the storage (the browser's OPFS) took and
+//! what the rest (SQLite, the engine) took, in the same pass. Off by default: two clock readings
+//! per call are cheap next to an OPFS call, but they are not free.
+
+use web_time::Instant;
 
 use super::{PhysicalFile, PhysicalFileId, Storage, StorageResult};
 
@@ -23,6 +30,14 @@ pub struct FileCounters {
     pub len_calls: u64,
     /// `set_len` calls.
     pub set_len_calls: u64,
+    /// Nanoseconds inside `read_at` calls, while timing is on ([`Counted::time_calls`]).
+    pub read_ns: u64,
+    /// Nanoseconds inside `write_at` calls, while timing is on.
+    pub write_ns: u64,
+    /// Nanoseconds inside `flush` calls, while timing is on.
+    pub flush_ns: u64,
+    /// Nanoseconds inside `len` and `set_len` calls, while timing is on.
+    pub other_ns: u64,
 }
 
 impl FileCounters {
@@ -40,6 +55,15 @@ impl FileCounters {
         self.flushed_bytes += o.flushed_bytes;
         self.len_calls += o.len_calls;
         self.set_len_calls += o.set_len_calls;
+        self.read_ns += o.read_ns;
+        self.write_ns += o.write_ns;
+        self.flush_ns += o.flush_ns;
+        self.other_ns += o.other_ns;
+    }
+
+    /// Nanoseconds inside calls of every kind, while timing was on.
+    pub fn call_ns(&self) -> u64 {
+        self.read_ns + self.write_ns + self.flush_ns + self.other_ns
     }
 
     /// `self - o`: the calls made between two readings.
@@ -53,6 +77,10 @@ impl FileCounters {
             flushed_bytes: self.flushed_bytes - o.flushed_bytes,
             len_calls: self.len_calls - o.len_calls,
             set_len_calls: self.set_len_calls - o.set_len_calls,
+            read_ns: self.read_ns - o.read_ns,
+            write_ns: self.write_ns - o.write_ns,
+            flush_ns: self.flush_ns - o.flush_ns,
+            other_ns: self.other_ns - o.other_ns,
         }
     }
 }
@@ -97,6 +125,8 @@ pub struct Counted<S> {
     counters: Counters,
     /// Per physical file: bytes written since its last successful flush.
     unflushed: [u64; 2],
+    /// Whether calls are timed.
+    timed: bool,
 }
 
 impl<S: Storage> Counted<S> {
@@ -106,7 +136,14 @@ impl<S: Storage> Counted<S> {
             inner,
             counters: Counters::default(),
             unflushed: [0; 2],
+            timed: false,
         }
+    }
+
+    /// Times every call from now on (`true`) or stops (`false`): the counters' `*_ns` fields
+    /// sum the time inside the calls while it is on, and stay as they are while it is off.
+    pub fn time_calls(&mut self, on: bool) {
+        self.timed = on;
     }
 
     /// Counters so far.
@@ -135,6 +172,7 @@ impl<S: Storage> Counted<S> {
             file: self.inner.file(id),
             counters: &mut self.counters.files[id.index()],
             unflushed: &mut self.unflushed[id.index()],
+            timed: self.timed,
         }
     }
 }
@@ -144,6 +182,28 @@ pub struct CountedFile<'a> {
     file: &'a mut dyn PhysicalFile,
     counters: &'a mut FileCounters,
     unflushed: &'a mut u64,
+    timed: bool,
+}
+
+impl CountedFile<'_> {
+    /// Runs `call`, adding the time it took to the counter `slot` picks if timing is on. Failed
+    /// calls count too: their time was spent all the same.
+    fn timed<R>(
+        &mut self,
+        slot: fn(&mut FileCounters) -> &mut u64,
+        call: impl FnOnce(&mut dyn PhysicalFile) -> R,
+    ) -> R {
+        if !self.timed {
+            return call(&mut *self.file);
+        }
+        let start = Instant::now();
+        let r = call(&mut *self.file);
+        // Saturating: ns since the start fit u64 for 584 years.
+        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let c = slot(self.counters);
+        *c = c.saturating_add(ns);
+        r
+    }
 }
 
 impl std::fmt::Debug for CountedFile<'_> {
@@ -157,14 +217,14 @@ impl std::fmt::Debug for CountedFile<'_> {
 impl PhysicalFile for CountedFile<'_> {
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> StorageResult<usize> {
         self.counters.reads += 1;
-        let n = self.file.read_at(offset, buf)?;
+        let n = self.timed(|c| &mut c.read_ns, |f| f.read_at(offset, buf))?;
         self.counters.read_bytes += n as u64;
         Ok(n)
     }
 
     fn write_at(&mut self, offset: u64, data: &[u8]) -> StorageResult<()> {
         self.counters.writes += 1;
-        self.file.write_at(offset, data)?;
+        self.timed(|c| &mut c.write_ns, |f| f.write_at(offset, data))?;
         self.counters.written_bytes += data.len() as u64;
         *self.unflushed += data.len() as u64;
         Ok(())
@@ -172,17 +232,17 @@ impl PhysicalFile for CountedFile<'_> {
 
     fn len(&mut self) -> StorageResult<u64> {
         self.counters.len_calls += 1;
-        self.file.len()
+        self.timed(|c| &mut c.other_ns, |f| f.len())
     }
 
     fn set_len(&mut self, len: u64) -> StorageResult<()> {
         self.counters.set_len_calls += 1;
-        self.file.set_len(len)
+        self.timed(|c| &mut c.other_ns, |f| f.set_len(len))
     }
 
     fn flush(&mut self) -> StorageResult<()> {
         self.counters.flushes += 1;
-        self.file.flush()?;
+        self.timed(|c| &mut c.flush_ns, |f| f.flush())?;
         self.counters.flushed_bytes += std::mem::take(self.unflushed);
         Ok(())
     }
@@ -218,5 +278,72 @@ mod tests {
         let since = c.counters().since(&before);
         assert_eq!(since.file(log).flushed_bytes, 10);
         assert_eq!(since.total().flushed_bytes, 10 + 4096);
+    }
+
+    /// A storage whose flushes take `FLUSH_MS` and whose other calls take no measurable time.
+    struct SlowFlush(MemoryStorage);
+    const FLUSH_MS: u64 = 20;
+    struct SlowFile<'a>(&'a mut dyn PhysicalFile);
+    impl PhysicalFile for SlowFile<'_> {
+        fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> StorageResult<usize> {
+            self.0.read_at(offset, buf)
+        }
+        fn write_at(&mut self, offset: u64, data: &[u8]) -> StorageResult<()> {
+            self.0.write_at(offset, data)
+        }
+        fn len(&mut self) -> StorageResult<u64> {
+            self.0.len()
+        }
+        fn set_len(&mut self, len: u64) -> StorageResult<()> {
+            self.0.set_len(len)
+        }
+        fn flush(&mut self) -> StorageResult<()> {
+            std::thread::sleep(std::time::Duration::from_millis(FLUSH_MS));
+            self.0.flush()
+        }
+    }
+    impl Storage for SlowFlush {
+        fn file(&mut self, id: PhysicalFileId) -> &mut dyn PhysicalFile {
+            // Leaked per call: a handful of calls in one test.
+            Box::leak(Box::new(SlowFile(self.0.file(id))))
+        }
+    }
+
+    /// Timing is off until asked for; once on, the time inside each kind of call goes to its
+    /// own counter of the file called, and `since` gives a span's share.
+    #[test]
+    fn calls_are_timed_only_when_asked() {
+        let mut c = Counted::new(SlowFlush(MemoryStorage::new()));
+        let log = PhysicalFileId::Log;
+        c.file(log).write_at(0, &[1; 100]).unwrap();
+        c.file(log).flush().unwrap();
+        assert_eq!(
+            c.counters().total().call_ns(),
+            0,
+            "timing is off by default"
+        );
+
+        c.time_calls(true);
+        let before = c.counters();
+        c.file(log).write_at(100, &[2; 100]).unwrap();
+        c.file(log).flush().unwrap();
+        let mut buf = [0; 10];
+        c.file(log).read_at(0, &mut buf).unwrap();
+        let span = c.counters().since(&before);
+        let f = span.file(log);
+        let ms = |ns: u64| ns as f64 / 1e6;
+        assert!(ms(f.flush_ns) >= FLUSH_MS as f64, "{f:?}");
+        assert!(ms(f.write_ns) < FLUSH_MS as f64 / 2.0, "{f:?}");
+        assert!(ms(f.read_ns) < FLUSH_MS as f64 / 2.0, "{f:?}");
+        assert_eq!(
+            f.call_ns(),
+            f.read_ns + f.write_ns + f.flush_ns + f.other_ns
+        );
+        assert_eq!(span.file(PhysicalFileId::Data).call_ns(), 0);
+
+        c.time_calls(false);
+        let off = c.counters();
+        c.file(log).flush().unwrap();
+        assert_eq!(c.counters().since(&off).total().call_ns(), 0);
     }
 }

@@ -273,6 +273,13 @@ impl<S: Storage> Volume<S> {
         self.storage.counters()
     }
 
+    /// Sums the time spent inside physical calls in the counters from now on (`true`), or
+    /// stops (`false`, the default); see [`Counted::time_calls`]. For benchmarks: it splits a
+    /// workload's time into the storage's share and the rest.
+    pub fn time_calls(&mut self, on: bool) {
+        self.storage.time_calls(on);
+    }
+
     /// Engine statistics.
     pub fn stats(&self) -> VolumeStats {
         let logical = self
