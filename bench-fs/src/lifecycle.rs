@@ -422,6 +422,10 @@ fn physical(c: &Counters) -> PhysicalCounters {
         bytes_written: t.written_bytes,
         flushed_bytes: t.flushed_bytes,
         reads: t.reads,
+        read_ns: t.read_ns,
+        write_ns: t.write_ns,
+        flush_ns: t.flush_ns,
+        other_ns: t.other_ns,
     }
 }
 
@@ -432,6 +436,10 @@ fn add(a: PhysicalCounters, b: PhysicalCounters) -> PhysicalCounters {
         bytes_written: a.bytes_written + b.bytes_written,
         flushed_bytes: a.flushed_bytes + b.flushed_bytes,
         reads: a.reads + b.reads,
+        read_ns: a.read_ns + b.read_ns,
+        write_ns: a.write_ns + b.write_ns,
+        flush_ns: a.flush_ns + b.flush_ns,
+        other_ns: a.other_ns + b.other_ns,
     }
 }
 

@@ -127,6 +127,11 @@ pub struct RunConfig {
     /// documents, whose rounds ran in one fixed order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_seed: Option<u64>,
+    /// Whether our backends timed their storage calls (`opfs_vfs::Volume::time_calls`): the
+    /// SQL cases' counters then carry the time spent inside the browser's calls, and every
+    /// call paid two clock readings. `false` (not written) in the headline runs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub call_timing: bool,
     /// Source commit of the build, if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,

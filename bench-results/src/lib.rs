@@ -38,6 +38,7 @@
 //! still load: [`Document::from_json`] converts them (see [`upgrade`]) and computes the
 //! summaries they lack. Fields added later are optional with serde defaults.
 
+pub mod calls;
 pub mod combine;
 pub mod config;
 pub mod env;

@@ -250,6 +250,19 @@ pub struct PhysicalCounters {
     pub flushed_bytes: u64,
     /// `read_at` calls.
     pub reads: u64,
+    /// Nanoseconds inside the `read_at` calls, where the run timed them (the page's
+    /// `call_timing`); 0, and not written, where it did not.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_ns: u64,
+    /// Nanoseconds inside the `write_at` calls, where timed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub write_ns: u64,
+    /// Nanoseconds inside the `flush` calls, where timed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flush_ns: u64,
+    /// Nanoseconds inside the other calls (size, truncate), where timed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub other_ns: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -265,7 +278,16 @@ impl PhysicalCounters {
             bytes_written: self.bytes_written.saturating_sub(earlier.bytes_written),
             flushed_bytes: self.flushed_bytes.saturating_sub(earlier.flushed_bytes),
             reads: self.reads.saturating_sub(earlier.reads),
+            read_ns: self.read_ns.saturating_sub(earlier.read_ns),
+            write_ns: self.write_ns.saturating_sub(earlier.write_ns),
+            flush_ns: self.flush_ns.saturating_sub(earlier.flush_ns),
+            other_ns: self.other_ns.saturating_sub(earlier.other_ns),
         }
+    }
+
+    /// Nanoseconds inside calls of every kind (0 where the run did not time them).
+    pub fn call_ns(&self) -> u64 {
+        self.read_ns + self.write_ns + self.flush_ns + self.other_ns
     }
 
     /// Per-field lower median (counters stay integers); `None` if empty.
@@ -284,6 +306,10 @@ impl PhysicalCounters {
             bytes_written: field(|c| c.bytes_written),
             flushed_bytes: field(|c| c.flushed_bytes),
             reads: field(|c| c.reads),
+            read_ns: field(|c| c.read_ns),
+            write_ns: field(|c| c.write_ns),
+            flush_ns: field(|c| c.flush_ns),
+            other_ns: field(|c| c.other_ns),
         })
     }
 }

@@ -139,6 +139,8 @@ pub struct PageParams {
     /// `order_seed=` (seed of the SQL rounds' shuffled orders); `None`: the page's default.
     /// With `--page-loads`, load `k` gets the default plus `k`.
     pub order_seed: Option<u64>,
+    /// `call_timing=1`: our backends time their storage calls in the SQL cases (a diagnostic).
+    pub call_timing: bool,
     /// `commit=`: recorded in the result so it can be reproduced.
     pub commit: Option<String>,
 }
@@ -162,6 +164,7 @@ impl PageParams {
             fs_repeats: None,
             target_pct: None,
             order_seed: None,
+            call_timing: false,
             commit: None,
         }
     }
@@ -210,6 +213,9 @@ impl PageParams {
         }
         if let Some(s) = self.order_seed {
             q.push_str(&format!("&order_seed={s}"));
+        }
+        if self.call_timing {
+            q.push_str("&call_timing=1");
         }
         if let Some(c) = &self.commit {
             q.push_str(&format!("&commit={}", encode(c)));
@@ -446,6 +452,9 @@ run: serve the page, run it headless in each browser, write
   --order-seed N       seed of the SQL rounds' shuffled orders (default 20261130); with
                        --page-loads, load k takes N + k: give each sitting of a later
                        `combine` its own (e.g. 20261130, 20261230, ...)
+  --call-timing        our backends time their OPFS calls in the SQL cases; the report then
+                       splits each case into the time inside those calls and the rest (a
+                       diagnostic: each call pays two clock readings)
   --commit SHA         recorded in the result (default: git rev-parse of the work tree)
   --out-dir DIR        default: results
   --screenshot PATH    PNG of the results view; {browser} and {date} are substituted
@@ -646,6 +655,7 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
                         .map_err(|_| Error(format!("{a} needs a whole number, not {v:?}")))?,
                 );
             }
+            "--call-timing" => page.call_timing = true,
             "--commit" => page.commit = Some(next_value(&mut it, &a)?),
             "--out-dir" => out_dir = PathBuf::from(next_value(&mut it, &a)?),
             "--screenshot" => screenshot = Some(PathBuf::from(next_value(&mut it, &a)?)),
@@ -823,6 +833,11 @@ mod tests {
         assert_eq!(o.page.order_seed, Some(20_261_230));
         assert!(parse(&["--order-seed", "x"]).is_err());
         assert!(USAGE.contains("--order-seed N"));
+        assert!(!o.page.call_timing && !o.page.query().contains("call_timing"));
+        let Command::Run(o) = parse(&["--call-timing"]).unwrap() else {
+            panic!("not a run")
+        };
+        assert!(o.page.query().contains("&call_timing=1"));
         let Command::Run(o) = parse(&[]).unwrap() else {
             panic!("not a run")
         };

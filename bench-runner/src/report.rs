@@ -1034,6 +1034,64 @@ fn sql_section(out: &mut String, sql: &SqlSection) {
         }
         t.render(out, 1);
     }
+    if has_suite {
+        call_split_section(out, sql);
+    }
+}
+
+/// Where the SQL cases' time went, for runs that timed our storage calls (`--call-timing`).
+fn call_split_section(out: &mut String, sql: &SqlSection) {
+    let splits = bench_results::calls::call_splits(sql);
+    if splits.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "### Time inside OPFS calls per case (our VFS, timed)
+"
+    );
+    let _ = writeln!(
+        out,
+        "This run timed every storage call of ours (`--call-timing`: two clock readings per \
+         call, on the measured side). Per case: the median ms inside the calls, then, paired \
+         per round with the reference's time of the same case, **in calls ÷ reference** and \
+         **the rest ÷ reference** (the case's time outside the calls: SQLite, the VFS and the \
+         engine on the CPU), median [95 % interval over rounds]. The two ratios add up to the \
+         case's ratio; a rest of 1.00 means our CPU costs what the reference's does.\n"
+    );
+    let mut header = vec!["Case".to_owned()];
+    for s in &splits {
+        header.push(format!("{}: ms in calls", s.backend));
+        header.push("in calls ÷ ref.".to_owned());
+        header.push("rest ÷ ref.".to_owned());
+    }
+    let mut t = Table::new(header);
+    let cells = |row: &mut Vec<String>, sp: &bench_results::calls::Split| {
+        row.push(stat_cell(sp.in_calls_ms));
+        row.push(ratio_cell(sp.calls_ratio.as_ref()));
+        row.push(ratio_cell(sp.rest_ratio.as_ref()));
+    };
+    for (i, info) in sql.suite.cases.iter().enumerate() {
+        let mut row = vec![info.number.to_string()];
+        for s in &splits {
+            match s.cases.get(i) {
+                Some(sp) => cells(&mut row, sp),
+                None => row.extend(["–".to_owned(), "–".to_owned(), "–".to_owned()]),
+            }
+        }
+        t.row(row);
+    }
+    let mut row = vec!["**Total (16 cases)**".to_owned()];
+    for s in &splits {
+        cells(&mut row, &s.total);
+    }
+    t.row(row);
+    let mut row = vec!["Tests 2–16".to_owned()];
+    for s in &splits {
+        cells(&mut row, &s.tests_2_to_16);
+    }
+    t.row(row);
+    t.render(out, 1);
 }
 
 fn lifecycle_section(out: &mut String, l: &LifecycleSuite, has_raw: bool) {

@@ -174,6 +174,8 @@ pub struct OursOpfsBackend {
     /// `log_patches` (what users get) or, for the `-whole-pages` references, every changed
     /// page logged whole: what patches save is the difference, paired per round.
     patches: bool,
+    /// Time the volume's storage calls ([`OursOpfsBackend::time_calls`]).
+    time_calls: bool,
     dir: Option<String>,
     mounted: Option<Mounted>,
 }
@@ -197,9 +199,16 @@ impl OursOpfsBackend {
             durability,
             sharing: Sharing::Shared,
             patches: true,
+            time_calls: false,
             dir: None,
             mounted: None,
         }
+    }
+
+    /// Times the volume's storage calls from the next mount on (`opfs_vfs::Volume::time_calls`):
+    /// the cases' counters then say how much of each case was spent inside OPFS calls.
+    pub fn time_calls(&mut self, on: bool) {
+        self.time_calls = on;
     }
 
     /// The six configurations we ship: Disk before Memory, Strict, Relaxed, Balanced.
@@ -258,6 +267,9 @@ impl OursOpfsBackend {
             ..InstallOptions::default()
         })
         .await?;
+        if self.time_calls {
+            installed.volume()?.borrow_mut().time_calls(true);
+        }
         let conn = open_db(DB_NAME, &name);
         self.mounted = Some(Mounted { installed });
         conn
@@ -391,6 +403,10 @@ impl SqlBackend for OursOpfsBackend {
             bytes_written: total.written_bytes,
             flushed_bytes: total.flushed_bytes,
             reads: total.reads,
+            read_ns: total.read_ns,
+            write_ns: total.write_ns,
+            flush_ns: total.flush_ns,
+            other_ns: total.other_ns,
         })
     }
 }
@@ -688,6 +704,14 @@ impl BrowserBackend {
             )));
         }
         v
+    }
+
+    /// Times our backends' storage calls ([`OursOpfsBackend::time_calls`]); the others have
+    /// none of ours to time.
+    pub fn time_calls(&mut self, on: bool) {
+        if let Self::Ours(b) = self {
+            b.time_calls(on);
+        }
     }
 }
 

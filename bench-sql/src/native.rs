@@ -546,6 +546,10 @@ impl SqlBackend for OursBackend {
             bytes_written: total.written_bytes,
             flushed_bytes: total.flushed_bytes,
             reads: total.reads,
+            read_ns: total.read_ns,
+            write_ns: total.write_ns,
+            flush_ns: total.flush_ns,
+            other_ns: total.other_ns,
         })
     }
 }

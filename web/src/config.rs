@@ -154,6 +154,7 @@ impl Preset {
             batch_repeats: Some(FULL_BATCH_REPEATS),
             fs_repeats: Some(FULL_FS_REPEATS),
             order_seed: Some(ORDER_SEED),
+            call_timing: false,
             handoffs: Some(FULL_HANDOFFS),
             scale_rows: Some(FULL_SCALE_ROWS),
             scale_runs: Some(FULL_SCALE_ROUNDS),
@@ -227,6 +228,9 @@ pub struct Request {
     pub seed: Option<u64>,
     /// Seed of the round orders.
     pub order_seed: Option<u64>,
+    /// Time our backends' storage calls in the SQL cases (a diagnostic: each call pays two
+    /// clock readings; off in the headline runs).
+    pub call_timing: Option<bool>,
     /// Divide every SQL count by this (1: full size).
     pub sql_scale: Option<u32>,
     /// Files in the lifecycle.
@@ -437,6 +441,9 @@ impl Request {
         if let Some(seed) = self.order_seed {
             c.order_seed = Some(seed);
         }
+        if let Some(on) = self.call_timing {
+            c.call_timing = on;
+        }
         c.commit = self
             .commit
             .as_deref()
@@ -494,6 +501,8 @@ mod tests {
         assert!(resolve(r#"{"handoffs":1}"#).is_err());
         let o = resolve(r#"{"order_seed":7}"#).unwrap();
         assert_eq!(o.order_seed, Some(7));
+        assert!(!o.call_timing, "storage calls are not timed unless asked");
+        assert!(resolve(r#"{"call_timing":true}"#).unwrap().call_timing);
         let p = resolve(r#"{"preset":"phone","runs":2}"#).unwrap();
         assert_eq!((p.runs, p.files, p.preset.as_str()), (2, 100, "phone"));
         // The precision target: the full preset's; `runs` alone is a fixed count; both: the

@@ -724,8 +724,13 @@ async fn run_sql_rounds(
         return;
     }
     let root = format!("{SQL_OPFS_ROOT}/run-{}", random_tag());
-    let mut ours: Vec<Option<BrowserBackend>> =
-        BrowserBackend::all(&root).into_iter().map(Some).collect();
+    let mut ours: Vec<Option<BrowserBackend>> = BrowserBackend::all(&root)
+        .into_iter()
+        .map(|mut b| {
+            b.time_calls(config.call_timing);
+            Some(b)
+        })
+        .collect();
     let inputs = match &module {
         Some(_) if metas.iter().any(|m| !ours_has(&ours, &m.name)) => {
             match PeerInputs::new(&suite, &batch) {

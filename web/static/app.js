@@ -9,7 +9,8 @@
 //        &runs=N&files=N&commit=<sha>   (extras: warmup=N, sql_scale=N, fs_runs=N, peer_runs=N,
 //        scale_rows=N, scale_runs=N, target_pct=P: stop the SQL rounds at ±P % (0: exactly runs),
 //        batch_repeats=N: runs of the batch per backend and round, the fastest kept;
-//        fs_repeats=N: the same for the fs lifecycle; order_seed=N: seed of the SQL round orders)
+//        fs_repeats=N: the same for the fs lifecycle; order_seed=N: seed of the SQL round orders;
+//        call_timing=1: our backends time their OPFS calls in the SQL cases, a diagnostic)
 //   window.__bench = {state: 'idle'|'running'|'done'|'error', progress, result, resultJson (the
 //                     document's text as Rust wrote it: read this one), error,
 //                     consoleErrors: [], calibrate()}, updated live. The results view is rendered
@@ -1172,6 +1173,7 @@ function readConfig() {
     ...(params.get('batch_repeats') ? { batch_repeats: Number(params.get('batch_repeats')) } : {}),
     ...(params.get('fs_repeats') ? { fs_repeats: Number(params.get('fs_repeats')) } : {}),
     ...(params.get('order_seed') ? { order_seed: urlSeed('order_seed') } : {}),
+    ...(params.get('call_timing') === '1' ? { call_timing: true } : {}),
     commit: commit || null,
   };
 }

@@ -139,6 +139,7 @@ mod native {
             raw_small_calls: 0,
             raw_cycle_calls: 0,
             order_seed: Some(config.order_seed),
+            call_timing: false,
             batch_repeats: None,
             fs_repeats: None,
             handoffs: None,

@@ -183,6 +183,7 @@ mod native {
             raw_small_calls: 0,
             raw_cycle_calls: 0,
             order_seed: Some(args.order_seed),
+            call_timing: false,
             batch_repeats: Some(args.batch_repeats),
             fs_repeats: None,
             handoffs: None,
