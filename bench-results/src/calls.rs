@@ -14,11 +14,14 @@
 //! run. Timing costs two clock readings per call, a bias of a few µs per call on the measured
 //! side (the case is a little slower, the rest a little larger).
 
+use std::collections::BTreeMap;
+
 use crate::sql::{SqlBackendResult, SqlSection};
 use crate::stats::{Bootstrap, RatioStat, Stat};
 
 /// One span's split: median time inside the calls, and the rest ÷ the reference (paired per
-/// round, with its interval over rounds).
+/// round, with its interval over rounds, or over page loads then rounds where the section
+/// combines several).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Split {
     /// Milliseconds inside storage calls, per round.
@@ -63,26 +66,33 @@ fn spans(b: &SqlBackendResult, pick: &dyn Fn(usize) -> bool) -> Vec<(u32, f64, f
         .collect()
 }
 
+/// The paired ratios of `ours` to `reference`, by round; grouped by the page load of each
+/// round (`load_of`) when the section combines several, so that the interval resamples page
+/// loads, then rounds, as the headline ratios do.
 fn split(
     ours: &[(u32, f64, f64)],
     reference: &[(u32, f64, f64)],
+    load_of: &dyn Fn(u32) -> u32,
     b: &Bootstrap,
     label: &str,
 ) -> Split {
-    let (mut rest, mut calls) = (Vec::new(), Vec::new());
+    let mut rest: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    let mut calls: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for (round, ms, in_calls) in ours {
         if let Some((_, r, _)) = reference.iter().find(|(k, _, _)| k == round) {
             if *r > 0.0 {
-                rest.push((ms - in_calls) / r);
-                calls.push(in_calls / r);
+                let load = load_of(*round);
+                rest.entry(load).or_default().push((ms - in_calls) / r);
+                calls.entry(load).or_default().push(in_calls / r);
             }
         }
     }
+    let groups = |m: BTreeMap<u32, Vec<f64>>| m.into_values().collect::<Vec<_>>();
     let in_calls: Vec<f64> = ours.iter().map(|s| s.2).collect();
     Split {
         in_calls_ms: Stat::of(&in_calls),
-        rest_ratio: RatioStat::of(&rest, b, &format!("{label}/rest")),
-        calls_ratio: RatioStat::of(&calls, b, &format!("{label}/calls")),
+        rest_ratio: RatioStat::of_loads(&groups(rest), b, &format!("{label}/rest")),
+        calls_ratio: RatioStat::of_loads(&groups(calls), b, &format!("{label}/calls")),
     }
 }
 
@@ -91,6 +101,14 @@ fn split(
 pub fn call_splits(sql: &SqlSection) -> Vec<CallSplits> {
     let b = sql.bootstrap.clone().unwrap_or_default();
     let cases = sql.suite.cases.len();
+    // The page load of each round (0 where the section has one).
+    let load_of = |round: u32| {
+        sql.rounds
+            .iter()
+            .find(|r| r.index == round)
+            .and_then(|r| r.load)
+            .unwrap_or(0)
+    };
     let mut out = Vec::new();
     for ours in &sql.backends {
         let timed = ours.runs.iter().any(|r| {
@@ -114,6 +132,7 @@ pub fn call_splits(sql: &SqlSection) -> Vec<CallSplits> {
             split(
                 &spans(ours, pick),
                 &spans(refb, pick),
+                &load_of,
                 &b,
                 &format!("{label}/{what}"),
             )

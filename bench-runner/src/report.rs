@@ -530,6 +530,11 @@ fn config_line(e: &Entry) -> String {
             b.seed
         ));
     }
+    if c.call_timing {
+        parts.push(
+            "**our storage calls timed** (`--call-timing`: two clock readings per call)".to_owned(),
+        );
+    }
     if let Some(sql) = &e.doc.sql {
         if sql.suite.scale_divisor > 1 {
             parts.push(format!(
@@ -1056,8 +1061,9 @@ fn call_split_section(out: &mut String, sql: &SqlSection) {
          call, on the measured side). Per case: the median ms inside the calls, then, paired \
          per round with the reference's time of the same case, **in calls ÷ reference** and \
          **the rest ÷ reference** (the case's time outside the calls: SQLite, the VFS and the \
-         engine on the CPU), median [95 % interval over rounds]. The two ratios add up to the \
-         case's ratio; a rest of 1.00 means our CPU costs what the reference's does.\n"
+         engine on the CPU), median [95 % interval over rounds; over page loads, then rounds, where \
+         the section combines several]. The two ratios add up to the case's ratio; a rest of \
+         1.00 means our CPU costs what the reference's does.\n"
     );
     let mut header = vec!["Case".to_owned()];
     for s in &splits {
