@@ -460,3 +460,58 @@ fn the_sittings_combine_into_their_committed_report() {
         assert_eq!(md, committed, "{run}");
     }
 }
+
+/// The run that timed our OPFS calls (`results/2026-12-07-call-timing`, `--call-timing`,
+/// commit `be463e0`) regenerates its report, and its split says what that run's note says:
+/// in Firefox, Strict's 16-case total spends ~0.37 of the memory VFS's time inside OPFS calls
+/// and the rest is within a few per cent of it; a run that did not time its calls gets no
+/// split at all.
+#[test]
+fn the_call_timing_run_splits_its_cases() {
+    let dir = "2026-12-07-call-timing";
+    let copy = tempfile::tempdir().unwrap();
+    for b in ["chromium", "firefox"] {
+        let name = format!("2026-12-07-{b}.json");
+        std::fs::copy(results().join(dir).join(&name), copy.path().join(&name)).unwrap();
+    }
+    let (_, md) = write_report(copy.path(), "2026-12-07", &[], None).unwrap();
+    let committed =
+        std::fs::read_to_string(results().join(dir).join("2026-12-07-report.md")).unwrap();
+    assert!(
+        md == committed,
+        "the regenerated report differs from the committed one"
+    );
+    assert!(md.contains("### Time inside OPFS calls per case (our VFS, timed)"));
+
+    let doc = load_run(dir, "firefox");
+    assert!(doc.config.call_timing);
+    let splits = bench_results::calls::call_splits(doc.sql.as_ref().unwrap());
+    let names: Vec<&str> = splits.iter().map(|s| s.backend.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "ours-disk-strict",
+            "ours-disk-balanced",
+            "ours-memory-strict",
+            "ours-memory-balanced"
+        ]
+    );
+    let strict = &splits[0];
+    let calls = strict.total.calls_ratio.as_ref().unwrap().median;
+    let rest = strict.total.rest_ratio.as_ref().unwrap().median;
+    assert!((0.35..0.40).contains(&calls), "in calls {calls}");
+    assert!((0.98..1.06).contains(&rest), "rest {rest}");
+    // Test 1: a write and a flush per commit, ~470 µs of them per commit in this run.
+    let test1 = strict.cases[0].in_calls_ms.unwrap().median;
+    assert!(
+        (400.0..550.0).contains(&test1),
+        "test 1 in calls {test1} ms"
+    );
+    // Balanced: a few flushes in all, ~2 % of the reference's time.
+    let balanced = splits[1].total.calls_ratio.as_ref().unwrap().median;
+    assert!(balanced < 0.05, "balanced in calls {balanced}");
+
+    let untimed = load_run("2026-12-07-sittings/first", "firefox");
+    assert!(!untimed.config.call_timing);
+    assert!(bench_results::calls::call_splits(untimed.sql.as_ref().unwrap()).is_empty());
+}
