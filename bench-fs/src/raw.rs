@@ -17,6 +17,9 @@
 //! | `commit-sized overwrite+flush: flush` | M | the `flush()` of each pair alone |
 //! | `engine commit (Strict)` | M | our volume's `commit()` in Memory mode at `Strict` on OPFS (its own two files, in a subdirectory), of what an autocommit INSERT changes: a 100-byte row in an 8 KiB leaf and 8 bytes of page 0 (SQLite's change counter). Each makes one write and one flush (checked) |
 //! | `engine commit: raw pair` | M | a write of the bytes one such commit writes (at consecutive offsets of a pre-sized file) and a `flush()`, in blocks of 25 alternating with the commits' blocks: what the commit costs the browser, measured beside it |
+//! | `engine commit: outside its calls` | M | each of those commits less the time inside its two OPFS calls (the volume times them: four `performance.now()` readings per commit, in the commit's time too) |
+//! | `engine commit in memory: back to back` | M | the same commits on a volume in memory (`MemoryStorage`: no OPFS call), in blocks of 25 with nothing between them: the commit's CPU |
+//! | `engine commit in memory: after a raw pair` | M | the same, each right after a raw write+flush pair (untimed) of the commit's bytes: the commit's CPU after a wait for the browser |
 //! | `bulk append+flush` | [`BULK_PAIRS`] | a [`BULK_BYTES`] (1 MiB) write at the file's end followed by `flush()`: what a big commit costs as a tail link, which grows the data file |
 //! | `bulk grown+flush` | [`BULK_PAIRS`] | the same into a file grown ahead by `truncate()` (not written): whether growing the tail ahead in steps would save the growth |
 //! | `bulk overwrite+flush` | [`BULK_PAIRS`] | the same into a file written and flushed ahead: what a big commit costs in the log, which overwrites its spare bytes |
@@ -34,9 +37,12 @@
 //! environment): a call faster than the step reads as 0 or one step, and per-call means are
 //! only meaningful over many calls. Every write's returned count is checked.
 
-use bench_results::raw::{ENGINE_COMMIT_SERIES, ENGINE_PAIR_SERIES};
-use opfs_vfs::storage::{OpfsStorage, PhysicalFileId};
-use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
+use bench_results::raw::{
+    ENGINE_COMMIT_SERIES, ENGINE_MEMORY_AFTER_PAIR_SERIES, ENGINE_MEMORY_SERIES,
+    ENGINE_OUTSIDE_SERIES, ENGINE_PAIR_SERIES,
+};
+use opfs_vfs::storage::{MemoryStorage, OpfsStorage, PhysicalFileId, Storage};
+use opfs_vfs::{BufferMode, Durability, FileId, Volume, VolumeOptions};
 use web_sys::FileSystemDirectoryHandle;
 
 use crate::config::RawConfig;
@@ -75,12 +81,53 @@ const ENGINE_FILE_BYTES: usize = 64 << 10;
 /// drift in the browser's costs during the series falls on both alike.
 const ENGINE_BLOCK: u32 = 25;
 
-/// The engine series' figures: the commits, the raw pairs interleaved with them, and the log
-/// bytes one commit wrote (the pairs' size).
+/// The engine series' figures: the commits, the raw pairs interleaved with them, the log
+/// bytes one commit wrote (the pairs' size), each commit's time outside its OPFS calls, and the
+/// same commits on a volume in memory, back to back and each after a raw pair.
 struct EngineRun {
     commits: Vec<f64>,
     pairs: Vec<f64>,
     bytes_per_commit: u32,
+    outside: Vec<f64>,
+    memory: Vec<f64>,
+    memory_after_pair: Vec<f64>,
+}
+
+/// A volume at Strict in Memory mode on `storage`, holding the engine series' file `db`, its
+/// contents committed and checkpointed; returns the file's id.
+fn engine_volume<S: Storage>(storage: S) -> Result<(Volume<S>, FileId), FsError> {
+    let opts = VolumeOptions {
+        buffer_mode: BufferMode::Memory,
+        durability: Durability::Strict,
+        ..VolumeOptions::default()
+    };
+    let mut v = Volume::mount(storage, opts)?;
+    let id = v.create("db")?;
+    v.write(id, 0, &pattern(ENGINE_FILE_BYTES))?;
+    v.commit()?;
+    v.checkpoint()?;
+    Ok((v, id))
+}
+
+/// One autocommit-sized change to `db` (`k`-th: a 100-byte row at the next position of an
+/// 8 KiB leaf, and 8 bytes at offset 24), then its commit, timed: (µs, µs inside the storage's
+/// calls while it ran: 0 unless the volume times them).
+fn engine_commit<S: Storage>(
+    v: &mut Volume<S>,
+    id: FileId,
+    k: &mut u64,
+    clock: &Clock,
+) -> Result<(f64, f64), FsError> {
+    v.write(id, 4096 + (*k * 100) % (8192 - 100), &[0xA5u8; 100])?;
+    v.write(id, 24, &k.to_le_bytes())?;
+    *k += 1;
+    let before = v.counters().total().call_ns();
+    let t0 = clock.now();
+    let r = v.commit();
+    let t1 = clock.now();
+    r?;
+    let inside = v.counters().total().call_ns() - before;
+    Ok(((t1 - t0) * 1e3, inside as f64 / 1e3))
 }
 
 /// `m` Strict commits of our volume on OPFS in the directory `path` (created, and left for the
@@ -88,10 +135,13 @@ struct EngineRun {
 /// bytes at offset 24 — the pages and sizes an autocommit INSERT changes — and `m` raw pairs of
 /// the same size: a write of the bytes one commit wrote, at consecutive offsets of the file
 /// `pair_name` in `d` (pre-sized and flushed), and a `flush()`. Commits and pairs alternate in
-/// blocks of [`ENGINE_BLOCK`]; each `commit()` and each pair is timed (µs). Untimed before: the
-/// file is written, committed and checkpointed, then eight commits: the first log the pages'
-/// images, so the timed ones are logged as patches, as a run of autocommits is; the last four
-/// give the pairs' size. Fails if a timed commit made other than one log write and one flush.
+/// blocks of [`ENGINE_BLOCK`]; each `commit()` and each pair is timed (µs), and so is the time
+/// inside each commit's two OPFS calls. After each block of pairs, the same commits on a volume
+/// in memory: a block back to back, then a block each right after an untimed raw pair. Untimed
+/// before: the file is written, committed and checkpointed, then eight commits: the first log
+/// the pages' images, so the timed ones are logged as patches, as a run of autocommits is; the
+/// last four give the pairs' size. Fails if a timed commit made other than one log write and
+/// one flush.
 async fn engine_commits(
     path: &str,
     d: &FileSystemDirectoryHandle,
@@ -99,36 +149,19 @@ async fn engine_commits(
     clock: &Clock,
     m: u32,
 ) -> Result<EngineRun, FsError> {
-    let opts = VolumeOptions {
-        buffer_mode: BufferMode::Memory,
-        durability: Durability::Strict,
-        ..VolumeOptions::default()
-    };
-    let mut v = Volume::mount(OpfsStorage::open(path).await?, opts)?;
-    let id = v.create("db")?;
-    v.write(id, 0, &pattern(ENGINE_FILE_BYTES))?;
-    v.commit()?;
-    v.checkpoint()?;
-    let row = [0xA5u8; 100];
-    let mut k = 0u64;
-    let mut commit = |v: &mut Volume<OpfsStorage>| -> Result<f64, FsError> {
-        v.write(id, 4096 + (k * 100) % (8192 - 100), &row)?;
-        v.write(id, 24, &k.to_le_bytes())?;
-        k += 1;
-        let t0 = clock.now();
-        let r = v.commit();
-        let t1 = clock.now();
-        r?;
-        Ok((t1 - t0) * 1e3)
-    };
+    let (mut v, id) = engine_volume(OpfsStorage::open(path).await?)?;
+    let (mut mem, mem_id) = engine_volume(MemoryStorage::new())?;
+    let (mut k, mut mem_k) = (0u64, 0u64);
     for _ in 0..4 {
-        commit(&mut v)?;
+        engine_commit(&mut v, id, &mut k, clock)?;
+        engine_commit(&mut mem, mem_id, &mut mem_k, clock)?;
     }
     // The pairs' size: what four more untimed commits wrote, on average.
     let size = {
         let before = v.counters();
         for _ in 0..4 {
-            commit(&mut v)?;
+            engine_commit(&mut v, id, &mut k, clock)?;
+            engine_commit(&mut mem, mem_id, &mut mem_k, clock)?;
         }
         let b = v
             .counters()
@@ -139,21 +172,40 @@ async fn engine_commits(
         usize::try_from(b).unwrap_or(4096).max(1)
     };
     let bytes = pattern(size);
+    // Room for the pairs timed beside the commits and for those before the in-memory commits.
     let h = fresh(d, pair_name).await?;
-    h.write_at(&vec![0x5Au8; size * m as usize + 4096], 0)?;
+    h.write_at(&vec![0x5Au8; size * 2 * m as usize + 4096], 0)?;
     h.flush()?;
+    // The OPFS volume's calls are timed from here on, so that each commit's time splits into
+    // its two calls and the rest.
+    v.time_calls(true);
     let before = v.counters();
-    let (mut commits, mut pairs) = (
-        Vec::with_capacity(m as usize),
-        Vec::with_capacity(m as usize),
+    let cap = m as usize;
+    let (mut commits, mut outside, mut pairs) = (
+        Vec::with_capacity(cap),
+        Vec::with_capacity(cap),
+        Vec::with_capacity(cap),
     );
+    let (mut memory, mut memory_after_pair) = (Vec::with_capacity(cap), Vec::with_capacity(cap));
     let mut done = 0u32;
+    let mut offset = 0u64;
     while done < m {
         let n = ENGINE_BLOCK.min(m - done);
         for _ in 0..n {
-            commits.push(commit(&mut v)?);
+            let (us, inside) = engine_commit(&mut v, id, &mut k, clock)?;
+            commits.push(us);
+            outside.push(us - inside);
         }
-        pairs.extend(write_flush_pairs(&h, clock, &bytes, u64::from(done), n)?.0);
+        pairs.extend(write_flush_pairs(&h, clock, &bytes, offset, n)?.0);
+        offset += u64::from(n);
+        for _ in 0..n {
+            memory.push(engine_commit(&mut mem, mem_id, &mut mem_k, clock)?.0);
+        }
+        for _ in 0..n {
+            write_flush_pairs(&h, clock, &bytes, offset, 1)?;
+            offset += 1;
+            memory_after_pair.push(engine_commit(&mut mem, mem_id, &mut mem_k, clock)?.0);
+        }
         done += n;
     }
     discard(d, pair_name, h).await?;
@@ -172,6 +224,9 @@ async fn engine_commits(
         commits,
         pairs,
         bytes_per_commit: u32::try_from(size).unwrap_or(u32::MAX),
+        outside,
+        memory,
+        memory_after_pair,
     })
 }
 
@@ -468,6 +523,14 @@ async fn run_once(
         e.bytes_per_commit,
         total,
         e.pairs,
+    )?);
+    out.push(series(ENGINE_OUTSIDE_SERIES, 0, 0, e.outside)?);
+    out.push(series(ENGINE_MEMORY_SERIES, 0, 0, e.memory)?);
+    out.push(series(
+        ENGINE_MEMORY_AFTER_PAIR_SERIES,
+        0,
+        0,
+        e.memory_after_pair,
     )?);
     report(ENGINE_COMMIT_SERIES, clock.now() - start);
 

@@ -148,6 +148,9 @@ async fn smoke_every_backend_and_raw_workloads() {
             "commit-sized overwrite+flush: flush",
             "engine commit (Strict)",
             "engine commit: raw pair",
+            "engine commit: outside its calls",
+            "engine commit in memory: back to back",
+            "engine commit in memory: after a raw pair",
             "bulk append+flush",
             "bulk append+flush: flush",
             "bulk grown+flush",
@@ -204,7 +207,7 @@ async fn smoke_every_backend_and_raw_workloads() {
     let mut raw = result.raw.clone().unwrap();
     raw.summarize();
     lifecycle.summarize(Some(&raw), &bench_results::Bootstrap::default());
-    assert_eq!(raw.summary.as_ref().unwrap().len(), 25);
+    assert_eq!(raw.summary.as_ref().unwrap().len(), 28);
     assert!(raw.derived.as_ref().unwrap().new_file_cycle_us.is_some());
     assert!(raw
         .derived
@@ -212,6 +215,14 @@ async fn smoke_every_backend_and_raw_workloads() {
         .unwrap()
         .engine_commit_over_pair
         .is_some());
+    assert!(raw.derived.as_ref().unwrap().cpu_after_pair.is_some());
+    // The engine volume timed its calls: a commit's time outside them is less than its time.
+    let mean = |name: &str| raw.mean_us(name).unwrap();
+    let outside = mean(bench_results::raw::ENGINE_OUTSIDE_SERIES);
+    assert!(
+        outside < mean(bench_results::raw::ENGINE_COMMIT_SERIES),
+        "outside its calls {outside} µs"
+    );
     assert_eq!(lifecycle.floors.len(), 4, "create, write, delete, flush");
     for b in &lifecycle.backends {
         assert!(b.summary.is_some());

@@ -150,6 +150,18 @@ pub const ENGINE_COMMIT_SERIES: &str = "engine commit (Strict)";
 /// them.
 pub const ENGINE_PAIR_SERIES: &str = "engine commit: raw pair";
 
+/// Name of the raw series of [`ENGINE_COMMIT_SERIES`]'s commits less the time inside their two
+/// OPFS calls (timed by the volume): the commit's CPU where it waits for the browser twice.
+pub const ENGINE_OUTSIDE_SERIES: &str = "engine commit: outside its calls";
+
+/// Name of the raw series of the same commits on a volume in memory (no OPFS call), one after
+/// the other: the commit's CPU with nothing in between.
+pub const ENGINE_MEMORY_SERIES: &str = "engine commit in memory: back to back";
+
+/// Name of the raw series of the commits of [`ENGINE_MEMORY_SERIES`], each right after a raw
+/// write+flush pair on OPFS: the same CPU after a wait for the browser.
+pub const ENGINE_MEMORY_AFTER_PAIR_SERIES: &str = "engine commit in memory: after a raw pair";
+
 /// What the raw figures imply, each from the medians over runs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RawDerived {
@@ -171,6 +183,12 @@ pub struct RawDerived {
     /// [`ENGINE_PAIR_SERIES`]): what the engine adds to the one write and one flush a durable
     /// commit needs. `None` in documents from before the series.
     pub engine_commit_over_pair: Option<f64>,
+    /// The same commit's CPU on a volume in memory right after a raw write+flush pair ÷ back
+    /// to back (mean per call; [`ENGINE_MEMORY_AFTER_PAIR_SERIES`] ÷ [`ENGINE_MEMORY_SERIES`]):
+    /// what waiting for the browser costs the code that runs next. `None` in documents from
+    /// before the series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_after_pair: Option<f64>,
 }
 
 /// The gain of one chunk size.
@@ -253,6 +271,9 @@ impl RawSuite {
             engine_commit_over_pair: median(ENGINE_COMMIT_SERIES, |s| s.mean_us)
                 .zip(median(ENGINE_PAIR_SERIES, |s| s.mean_us))
                 .and_then(|(e, p)| (p > 0.0).then(|| e / p)),
+            cpu_after_pair: median(ENGINE_MEMORY_AFTER_PAIR_SERIES, |s| s.mean_us)
+                .zip(median(ENGINE_MEMORY_SERIES, |s| s.mean_us))
+                .and_then(|(a, b)| (b > 0.0).then(|| a / b)),
         };
         self.summary = Some(series);
         self.derived = Some(derived);
@@ -310,6 +331,9 @@ mod tests {
                 CallSeries::new("new-file: full cycle", 0, 0, vec![scale * 5000.0; 2]).unwrap(),
                 CallSeries::new(ENGINE_PAIR_SERIES, 900, 1800, vec![scale * 200.0; 2]).unwrap(),
                 CallSeries::new(ENGINE_COMMIT_SERIES, 900, 1800, vec![scale * 230.0; 2]).unwrap(),
+                CallSeries::new(ENGINE_MEMORY_SERIES, 0, 0, vec![scale * 4.0; 2]).unwrap(),
+                CallSeries::new(ENGINE_MEMORY_AFTER_PAIR_SERIES, 0, 0, vec![scale * 10.0; 2])
+                    .unwrap(),
             ],
         };
         let mut raw = RawSuite {
@@ -335,7 +359,8 @@ mod tests {
         assert_eq!(d.flush_in_small_writes, Some(30.0));
         assert_eq!(d.new_file_cycle_us, Some(10_000.0));
         assert_eq!(d.engine_commit_over_pair, Some(460.0 / 400.0));
+        assert_eq!(d.cpu_after_pair, Some(2.5));
         assert_eq!(raw.mean_us("small-append"), Some(24.0));
-        assert_eq!(raw.summary.as_ref().unwrap().len(), 8);
+        assert_eq!(raw.summary.as_ref().unwrap().len(), 10);
     }
 }

@@ -1300,7 +1300,7 @@ fn raw_section(out: &mut String, raw: &RawSuite) {
         let _ = writeln!(
             out,
             "Derived: per-call floor (small-overwrite) {} µs · growth cost (append − overwrite) {} \
-             µs · flush {} µs (= {} small writes) · new-file cycle {} µs{}{}\n",
+             µs · flush {} µs (= {} small writes) · new-file cycle {} µs{}{}{}\n",
             us(d.call_floor_us),
             us(d.growth_us),
             us(d.flush_us),
@@ -1310,6 +1310,10 @@ fn raw_section(out: &mut String, raw: &RawSuite) {
             // Documents from before the engine series have no such ratio: not shown.
             d.engine_commit_over_pair.map_or(String::new(), |r| format!(
                 " · our Strict commit ÷ a raw pair of its bytes beside it {}",
+                ratio_value(r)
+            )),
+            d.cpu_after_pair.map_or(String::new(), |r| format!(
+                " · that commit's CPU (in memory) right after a raw pair ÷ back to back {}",
                 ratio_value(r)
             )),
             d.chunking
