@@ -464,8 +464,9 @@ fn the_sittings_combine_into_their_committed_report() {
 /// The run that timed our OPFS calls (`results/2026-12-07-call-timing`, `--call-timing`,
 /// commit `be463e0`) regenerates its report, and its split says what that run's note says:
 /// in Firefox, Strict's 16-case total spends ~0.37 of the memory VFS's time inside OPFS calls
-/// and the rest is within a few per cent of it; a run that did not time its calls gets no
-/// split at all.
+/// and the rest is within a few per cent of it; in `raw/`, a commit's CPU takes 1.8× (Chromium)
+/// and 2.7× (Firefox) as long right after a raw write+flush pair; a run that did not time its
+/// calls gets no split at all.
 #[test]
 fn the_call_timing_run_splits_its_cases() {
     let dir = "2026-12-07-call-timing";
@@ -510,6 +511,13 @@ fn the_call_timing_run_splits_its_cases() {
     // Balanced: a few flushes in all, ~2 % of the reference's time.
     let balanced = splits[1].total.calls_ratio.as_ref().unwrap().median;
     assert!(balanced < 0.05, "balanced in calls {balanced}");
+
+    // raw/: the same commit's CPU in memory right after a raw write+flush pair ÷ back to back.
+    for (browser, lo, hi) in [("chromium", 1.7, 2.0), ("firefox", 2.5, 2.9)] {
+        let raw = load_run("2026-12-07-call-timing/raw", browser).raw.unwrap();
+        let after = raw.derived.as_ref().unwrap().cpu_after_pair.unwrap();
+        assert!((lo..hi).contains(&after), "{browser}: {after}");
+    }
 
     let untimed = load_run("2026-12-07-sittings/first", "firefox");
     assert!(!untimed.config.call_timing);
