@@ -1052,8 +1052,7 @@ fn call_split_section(out: &mut String, sql: &SqlSection) {
     }
     let _ = writeln!(
         out,
-        "### Time inside OPFS calls per case (our VFS, timed)
-"
+        "### Time inside OPFS calls per case (our VFS, timed)\n"
     );
     let _ = writeln!(
         out,
