@@ -21,6 +21,8 @@
 //!   --reference R     sqlite-memory (default: `:memory:`) or sqlite-memvfs (the memory VFS
 //!                     the browser's ratios are to: only what a VFS adds to SQLite's pager;
 //!                     adds the backend sqlite-memvfs)
+//!   --call-timing     our backends time their storage calls (no value; the report then
+//!                     splits each case into the calls' share and the rest)
 //! ```
 //!
 //! Warm-up rounds, then measured rounds; each round runs every backend once in a shuffled
@@ -83,13 +85,15 @@ mod native {
         scale_runs: Option<u32>,
         /// Ratios to memvfs (the browser's reference) instead of `:memory:`.
         against_memvfs: bool,
+        /// `--call-timing`: our backends time their storage calls.
+        call_timing: bool,
     }
 
     const USAGE: &str = "usage: bench-sql-native [--suites sql,batch,scale] [--runs N] \
                          [--warmup N] [--batch-repeats N] [--seed N] [--backends A,B] \
                          [--dir PATH] [--out PATH] [--scale N] [--scale-rows N] \
                          [--scale-runs N] [--order-seed N] \
-                         [--reference sqlite-memory|sqlite-memvfs]";
+                         [--reference sqlite-memory|sqlite-memvfs] [--call-timing]";
 
     /// `sql,batch,scale` in running order, or an error naming the unknown one.
     fn parse_suites(value: &str) -> Result<Vec<SuiteKind>, String> {
@@ -121,11 +125,16 @@ mod native {
             scale_rows: DEFAULT_SCALE_ROWS,
             scale_runs: None,
             against_memvfs: false,
+            call_timing: false,
         };
         let mut it = std::env::args().skip(1);
         while let Some(flag) = it.next() {
             if flag == "--help" || flag == "-h" {
                 return Err(USAGE.to_owned());
+            }
+            if flag == "--call-timing" {
+                args.call_timing = true;
+                continue;
             }
             let value = it
                 .next()
@@ -183,7 +192,7 @@ mod native {
             raw_small_calls: 0,
             raw_cycle_calls: 0,
             order_seed: Some(args.order_seed),
-            call_timing: false,
+            call_timing: args.call_timing,
             batch_repeats: Some(args.batch_repeats),
             fs_repeats: None,
             handoffs: None,
@@ -264,7 +273,10 @@ mod native {
         let mut backends: Vec<Ours<NativeBackend>> = all
             .into_iter()
             .filter(|b| config.selects_backend(&b.name()))
-            .map(Ours)
+            .map(|mut b| {
+                b.time_calls(args.call_timing);
+                Ours(b)
+            })
             .collect();
         if backends.is_empty() {
             return Err(format!("no backend matches {:?}", args.backends));
