@@ -1052,7 +1052,7 @@ fn call_split_section(out: &mut String, sql: &SqlSection) {
     }
     let _ = writeln!(
         out,
-        "### Time inside OPFS calls per case (our VFS, timed)\n"
+        "### Time inside storage calls per case (our VFS, timed: OPFS in a browser)\n"
     );
     let _ = writeln!(
         out,

@@ -482,7 +482,9 @@ fn the_call_timing_run_splits_its_cases() {
         md == committed,
         "the regenerated report differs from the committed one"
     );
-    assert!(md.contains("### Time inside OPFS calls per case (our VFS, timed)"));
+    assert!(
+        md.contains("### Time inside storage calls per case (our VFS, timed: OPFS in a browser)")
+    );
 
     let doc = load_run(dir, "firefox");
     assert!(doc.config.call_timing);
