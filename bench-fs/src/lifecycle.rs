@@ -24,7 +24,8 @@
 //! from a seed before the first phase, outside every timing.
 
 use bench_results::sql::PhysicalCounters;
-use opfs_vfs::storage::{Counters, Storage, StorageError};
+use bench_sql::backend::physical_counters;
+use opfs_vfs::storage::{Storage, StorageError};
 use opfs_vfs::{Volume, VolumeOptions};
 use web_time::Instant;
 
@@ -413,22 +414,6 @@ impl<F: StorageFactory> VolumeBackend<F> {
     }
 }
 
-/// The counted figures, summed over both physical files.
-fn physical(c: &Counters) -> PhysicalCounters {
-    let t = c.total();
-    PhysicalCounters {
-        flushes: t.flushes,
-        writes: t.writes,
-        bytes_written: t.written_bytes,
-        flushed_bytes: t.flushed_bytes,
-        reads: t.reads,
-        read_ns: t.read_ns,
-        write_ns: t.write_ns,
-        flush_ns: t.flush_ns,
-        other_ns: t.other_ns,
-    }
-}
-
 fn add(a: PhysicalCounters, b: PhysicalCounters) -> PhysicalCounters {
     PhysicalCounters {
         flushes: a.flushes + b.flushes,
@@ -528,7 +513,7 @@ impl<F: StorageFactory> FsBackend for VolumeBackend<F> {
         if self.opts.checkpoint_on_close && v.stats().log_bytes > 0 {
             v.checkpoint()?;
         }
-        self.earlier = add(self.earlier, physical(&v.counters()));
+        self.earlier = add(self.earlier, physical_counters(&v.counters()));
         let storage = v.close()?;
         self.factory.release(storage);
         Ok(())
@@ -543,7 +528,7 @@ impl<F: StorageFactory> FsBackend for VolumeBackend<F> {
         let now = self
             .volume
             .as_ref()
-            .map(|v| physical(&v.counters()))
+            .map(|v| physical_counters(&v.counters()))
             .unwrap_or_default();
         Some(add(self.earlier, now))
     }

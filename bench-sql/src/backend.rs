@@ -21,6 +21,23 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::BenchError;
 
+/// A volume's counters, summed over its physical files, as a result records them (our
+/// backends, natively and in the browser, and bench-fs' lifecycle).
+pub fn physical_counters(c: &opfs_vfs::storage::Counters) -> PhysicalCounters {
+    let t = c.total();
+    PhysicalCounters {
+        flushes: t.flushes,
+        writes: t.writes,
+        bytes_written: t.written_bytes,
+        flushed_bytes: t.flushed_bytes,
+        reads: t.reads,
+        read_ns: t.read_ns,
+        write_ns: t.write_ns,
+        flush_ns: t.flush_ns,
+        other_ns: t.other_ns,
+    }
+}
+
 /// File name of the database inside a backend's storage.
 pub const DB_NAME: &str = "bench.db";
 

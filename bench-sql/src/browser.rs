@@ -44,7 +44,7 @@ use bench_results::Environment;
 
 use crate::backend::{
     base_meta, close_conn, durability, lifecycle, open_db, ours_durability, ours_meta, ours_name,
-    packages, SqlBackend, DB_NAME, PRAGMA_SETTINGS,
+    packages, physical_counters, SqlBackend, DB_NAME, PRAGMA_SETTINGS,
 };
 use crate::runner::{run_rounds, Ours, Plan, Progress};
 use crate::sql::DEFAULT_SEED;
@@ -396,18 +396,7 @@ impl SqlBackend for OursOpfsBackend {
     }
 
     fn counters(&self) -> Option<PhysicalCounters> {
-        let total = self.volume()?.borrow().counters().total();
-        Some(PhysicalCounters {
-            flushes: total.flushes,
-            writes: total.writes,
-            bytes_written: total.written_bytes,
-            flushed_bytes: total.flushed_bytes,
-            reads: total.reads,
-            read_ns: total.read_ns,
-            write_ns: total.write_ns,
-            flush_ns: total.flush_ns,
-            other_ns: total.other_ns,
-        })
+        Some(physical_counters(&self.volume()?.borrow().counters()))
     }
 }
 

@@ -21,7 +21,7 @@ use bench_results::sql::{BackendMeta, PhysicalCounters};
 
 use crate::backend::{
     apply_pragmas, base_meta, close_conn, durability, lifecycle, open_db, open_flags,
-    ours_durability, ours_meta, ours_name, packages, SqlBackend, DB_NAME,
+    ours_durability, ours_meta, ours_name, packages, physical_counters, SqlBackend, DB_NAME,
 };
 use crate::BenchError;
 
@@ -549,18 +549,7 @@ impl SqlBackend for OursBackend {
 
     fn counters(&self) -> Option<PhysicalCounters> {
         let m = self.mounted.as_ref()?;
-        let total = m.volume.borrow().counters().total();
-        Some(PhysicalCounters {
-            flushes: total.flushes,
-            writes: total.writes,
-            bytes_written: total.written_bytes,
-            flushed_bytes: total.flushed_bytes,
-            reads: total.reads,
-            read_ns: total.read_ns,
-            write_ns: total.write_ns,
-            flush_ns: total.flush_ns,
-            other_ns: total.other_ns,
-        })
+        Some(physical_counters(&m.volume.borrow().counters()))
     }
 }
 
