@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::format::{apply_patch, PAGE, PAGE_SIZE};
 use crate::storage::{read_zero_filled, PhysicalFileId, Storage};
 
+use super::log::LOG_READ_AHEAD;
 use super::maps::{Content, Home};
 use super::state::{pages_for, place_of, LogLoc};
 use super::{corrupt, ix, usize_of, BufferMode, FileId, Volume};
@@ -515,16 +516,29 @@ impl<S: Storage> Volume<S> {
             return Ok(());
         }
         let end = offset + buf.len() as u64;
+        let log = PhysicalFileId::Log;
+        if end <= self.log.written
+            && (buf.len() as u64) < LOG_READ_AHEAD
+            && self.log.follows_last_read(offset, end)
+        {
+            // In log order: read ahead, up to what is written (see `LogWriter::ahead`).
+            let hi = (offset + LOG_READ_AHEAD).min(self.log.written);
+            let mut ahead = self.log.take_ahead();
+            ahead.resize(usize_of(hi - offset)?, 0);
+            if self.read_phys(log, offset, &mut ahead)? != ahead.len() {
+                return Err(corrupt("log shorter than its index", log, offset));
+            }
+            buf.copy_from_slice(&ahead[..buf.len()]);
+            self.log.set_ahead(offset, ahead);
+            return Ok(());
+        }
         let split = usize_of(self.log.written.clamp(offset, end) - offset)?;
         if split > 0 {
-            let n = self.read_phys(PhysicalFileId::Log, offset, &mut buf[..split])?;
+            let n = self.read_phys(log, offset, &mut buf[..split])?;
             if n != split {
-                return Err(corrupt(
-                    "log shorter than its index",
-                    PhysicalFileId::Log,
-                    offset,
-                ));
+                return Err(corrupt("log shorter than its index", log, offset));
             }
+            self.log.note_read(offset + split as u64);
         }
         if split < buf.len() {
             let at = offset + split as u64;
