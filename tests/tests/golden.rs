@@ -461,6 +461,24 @@ fn the_sittings_combine_into_their_committed_report() {
     }
 }
 
+/// The report regenerated from the two browsers' JSON of `results/<dir>`, checked equal to the
+/// committed `<date>-report.md`.
+fn regenerated_report(dir: &str, date: &str) -> String {
+    let copy = tempfile::tempdir().unwrap();
+    for b in ["chromium", "firefox"] {
+        let name = format!("{date}-{b}.json");
+        std::fs::copy(results().join(dir).join(&name), copy.path().join(&name)).unwrap();
+    }
+    let (_, md) = write_report(copy.path(), date, &[], None).unwrap();
+    let committed =
+        std::fs::read_to_string(results().join(dir).join(format!("{date}-report.md"))).unwrap();
+    assert!(
+        md == committed,
+        "{dir}: the regenerated report differs from the committed one"
+    );
+    md
+}
+
 /// The run that timed our OPFS calls (`results/2026-12-07-call-timing`, `--call-timing`,
 /// commit `be463e0`) regenerates its report, and its split says what that run's note says:
 /// in Firefox, Strict's 16-case total spends ~0.37 of the memory VFS's time inside OPFS calls
@@ -470,18 +488,7 @@ fn the_sittings_combine_into_their_committed_report() {
 #[test]
 fn the_call_timing_run_splits_its_cases() {
     let dir = "2026-12-07-call-timing";
-    let copy = tempfile::tempdir().unwrap();
-    for b in ["chromium", "firefox"] {
-        let name = format!("2026-12-07-{b}.json");
-        std::fs::copy(results().join(dir).join(&name), copy.path().join(&name)).unwrap();
-    }
-    let (_, md) = write_report(copy.path(), "2026-12-07", &[], None).unwrap();
-    let committed =
-        std::fs::read_to_string(results().join(dir).join("2026-12-07-report.md")).unwrap();
-    assert!(
-        md == committed,
-        "the regenerated report differs from the committed one"
-    );
+    let md = regenerated_report(dir, "2026-12-07");
     assert!(
         md.contains("### Time inside storage calls per case (our VFS, timed: OPFS in a browser)")
     );
@@ -535,18 +542,7 @@ fn the_call_timing_run_splits_its_cases() {
 fn the_log_read_ahead_run_reads_in_few_calls() {
     use bench_results::fs::Phase;
     let dir = "2026-12-07-log-read-ahead";
-    let copy = tempfile::tempdir().unwrap();
-    for b in ["chromium", "firefox"] {
-        let name = format!("2026-12-07-{b}.json");
-        std::fs::copy(results().join(dir).join(&name), copy.path().join(&name)).unwrap();
-    }
-    let (_, md) = write_report(copy.path(), "2026-12-07", &[], None).unwrap();
-    let committed =
-        std::fs::read_to_string(results().join(dir).join("2026-12-07-report.md")).unwrap();
-    assert!(
-        md == committed,
-        "the regenerated report differs from the committed one"
-    );
+    regenerated_report(dir, "2026-12-07");
     for browser in ["chromium", "firefox"] {
         let doc = load_run(dir, browser);
         let fs = doc.fs.as_ref().unwrap();
