@@ -671,9 +671,16 @@ pub fn seal_frames(frames: &mut [u8], prev_chain: u64) -> u64 {
             at + FRAME_HEADER + len,
             "a frame cut short in a sealed buffer"
         );
-        let (header, payload) = frames[at..end].split_at_mut(FRAME_HEADER);
-        chain = frame_hash(chain, &header[..FRAME_HEADER - 8], payload);
-        header[FRAME_HEADER - 8..].copy_from_slice(&chain.to_le_bytes());
+        // The chain hash covers the header's first 48 bytes and the payload, which the hash
+        // slot (bytes 48..56) separates. The header's bytes move up by 8 over that slot (still
+        // zero), the two parts are hashed as one slice, and the header moves back: the same
+        // xxh3 value as `frame_hash`'s two-part streaming, which costs 1.5x as much per 4 KiB
+        // frame in wasm (V8: ~1.2 against ~0.78 us) and 1.2x natively.
+        let frame = &mut frames[at..end];
+        frame.copy_within(..FRAME_HEADER - 8, 8);
+        chain = xxh3_64_with_seed(&frame[8..], chain);
+        frame.copy_within(8..FRAME_HEADER, 0);
+        frame[FRAME_HEADER - 8..FRAME_HEADER].copy_from_slice(&chain.to_le_bytes());
         at = end;
     }
     debug_assert_eq!(
@@ -999,9 +1006,15 @@ mod tests {
 
     #[test]
     fn sealing_a_buffer_equals_encoding_frame_by_frame() {
-        let frames: [(FrameKind, u64, &[u8]); 4] = [
+        // Payloads of every length class xxh3 hashes differently (with the header's 48
+        // bytes: ≤ 128, ≤ 240, longer), a whole page among them.
+        let page: Vec<u8> = (0..PAGE_SIZE)
+            .map(|i| (i * 31 % 251).to_le_bytes()[0])
+            .collect();
+        let frames: [(FrameKind, u64, &[u8]); 5] = [
             (FrameKind::Create, 1, b"a.db"),
             (FrameKind::Page, 0, &[7; 100]),
+            (FrameKind::Page, 1, &page),
             (FrameKind::SetLen, 4096, &[]),
             (FrameKind::Commit, 3, &[1, 0, 0, 0, 0, 0, 0, 0]),
         ];
@@ -1029,6 +1042,17 @@ mod tests {
         assert_eq!(seal_frames(&mut unsealed, 5), chain);
         assert_eq!(unsealed, encoded);
         assert_eq!(seal_frames(&mut [], 42), 42);
+        // Sealing hashes each frame in one piece; decoding (`frame_hash`) in two: the same
+        // chain, frame by frame.
+        let (mut rest, mut prev) = (&encoded[..], 5);
+        for (kind, arg, payload) in frames {
+            let (h, p) = decode_frame(rest, 5, prev).expect("a sealed frame decodes");
+            assert_eq!((h.kind, h.arg, p), (kind, arg, payload));
+            rest = &rest[FRAME_HEADER + p.len()..];
+            prev = h.chain;
+        }
+        assert!(rest.is_empty());
+        assert_eq!(prev, chain);
     }
 
     #[test]
