@@ -155,10 +155,14 @@ pub(crate) const CONTENT_CHUNK: usize = 64 << 10;
 const CONTENT_CHUNK_U64: u64 = CONTENT_CHUNK as u64;
 
 /// A resident file's bytes: `len` bytes in 64 KiB chunks; an absent chunk reads as zeros, and
-/// so do the bytes of a chunk beyond its allocated length (the first chunk holds only the prefix
-/// that was written, grown by powers of two up to 64 KiB: a 1 KiB file costs 1 KiB, not a
-/// chunk; later chunks are allocated whole, the file being at least 64 KiB long by then).
-/// Invariant: bytes at or beyond `len` inside a present chunk are zero.
+/// so do the bytes of a chunk beyond its initialised length (`Vec::len`, the prefix up to the
+/// last byte stored). Allocation (`Vec::capacity`): the first chunk grows by powers of two up
+/// to 64 KiB (a 1 KiB file costs 1 KiB, not a chunk); later chunks are allocated whole, the
+/// file being at least 64 KiB long by then. Bytes are appended into the allocation, not
+/// written over zeros filled first: SQLite appends pages, and zero-filling each new chunk
+/// wrote every appended byte twice (in V8, the resident copy was ~11 % of a Memory-mode
+/// commit's CPU, half of it the fill).
+/// Invariant: bytes at or beyond `len` inside a chunk's initialised prefix are zero.
 ///
 /// The chunks are a sparse map, not a vector indexed by chunk: a file's length is not bounded
 /// by the bytes it holds (a byte written at 2^52 makes a 4 PiB sparse file), and a dense chunk
@@ -168,7 +172,7 @@ const CONTENT_CHUNK_U64: u64 = CONTENT_CHUNK as u64;
 pub(crate) struct Content {
     chunks: BTreeMap<u64, Vec<u8>>,
     len: u64,
-    /// The sum of the chunks' lengths, kept by every change to them: `heap_bytes` is read at
+    /// The sum of the chunks' allocations, kept by every change to them: `heap_bytes` is read at
     /// every commit (`Volume::recount_resident`), and summing the chunks there (16,384 for a
     /// 1 GiB file) made each commit's CPU grow with the resident bytes. (Too small to see in
     /// `examples/scale` at 500 MB: 0.18–0.49 ms per autocommit INSERT either way, run to run.)
@@ -192,18 +196,25 @@ impl Content {
     pub(crate) fn heap_bytes(&self) -> u64 {
         debug_assert_eq!(
             self.heap,
-            self.chunks.values().map(|c| c.len() as u64).sum::<u64>()
+            self.chunks
+                .values()
+                .map(|c| c.capacity() as u64)
+                .sum::<u64>()
         );
         self.heap
     }
 
-    /// The chunk holding `pos`, created or grown (zeroed) to hold at least its first `end`
-    /// bytes (`end` ≤ 64 KiB).
-    fn chunk_mut(&mut self, pos: u64, end: usize) -> &mut [u8] {
+    /// Stores `src` at `pos` (`src` within one chunk): the chunk holding `pos` is created or
+    /// its allocation grown to hold at least its first `pos % 64 KiB + src.len()` bytes; a gap
+    /// between its initialised prefix and `pos` is zero-filled, and `src` appended after it.
+    fn store(&mut self, pos: u64, src: &[u8]) {
+        // `pos % 64 KiB` fits any usize.
+        let o = (pos % CONTENT_CHUNK_U64) as usize;
+        let end = o + src.len();
         debug_assert!(end <= CONTENT_CHUNK);
         let c = self.chunks.entry(pos / CONTENT_CHUNK_U64).or_default();
-        if c.len() < end {
-            let before = c.len() as u64;
+        if c.capacity() < end {
+            let before = c.capacity() as u64;
             // Past the first chunk the file is already 64 KiB long: its chunks are allocated
             // whole. Grown by powers of two as SQLite appends pages, a chunk was reallocated
             // three times (8, 16, 32 → 64 KiB), copying 56 KiB for every 64 KiB of the file:
@@ -214,10 +225,16 @@ impl Content {
                 end.next_power_of_two()
                     .clamp(MIN_CHUNK_ALLOC, CONTENT_CHUNK)
             };
-            c.resize(alloc, 0);
-            self.heap += c.len() as u64 - before;
+            c.reserve_exact(alloc - c.len());
+            self.heap += c.capacity() as u64 - before;
         }
-        c
+        if c.len() < o {
+            c.resize(o, 0);
+        }
+        // Overwrite what is initialised, append the rest.
+        let over = c.len().min(end) - o;
+        c[o..o + over].copy_from_slice(&src[..over]);
+        c.extend_from_slice(&src[over..]);
     }
 
     /// Copies `buf.len()` bytes at `offset` (within `len`) into `buf`.
@@ -263,15 +280,14 @@ impl Content {
                 .chunks
                 .split_off(&nchunks)
                 .values()
-                .map(|c| c.len() as u64)
+                .map(|c| c.capacity() as u64)
                 .sum();
             self.heap -= cut;
             let tail = (len % CONTENT_CHUNK_U64) as usize;
             if tail != 0 {
                 if let Some(last) = self.chunks.get_mut(&(nchunks - 1)) {
-                    let before = last.len() as u64;
+                    // Keeps its allocation: the bytes cut read as zeros, as past any prefix.
                     last.truncate(tail);
-                    self.heap -= before - last.len() as u64;
                 }
             }
         }
@@ -285,9 +301,8 @@ impl Content {
         debug_assert_eq!(img.len(), PAGE_SIZE);
         let start = page * PAGE;
         debug_assert!(start < self.len);
-        let o = (start % CONTENT_CHUNK_U64) as usize;
         let n = usize::try_from(self.len - start).map_or(PAGE_SIZE, |l| l.min(PAGE_SIZE));
-        self.chunk_mut(start, o + n)[o..o + n].copy_from_slice(&img[..n]);
+        self.store(start, &img[..n]);
     }
 
     /// `cmp` of page `page`'s image and `img` (`PAGE_SIZE` bytes each: as
@@ -328,7 +343,7 @@ impl Content {
             let pos = offset + done as u64;
             let o = (pos % CONTENT_CHUNK_U64) as usize;
             let n = (CONTENT_CHUNK - o).min(src.len() - done);
-            self.chunk_mut(pos, o + n)[o..o + n].copy_from_slice(&src[done..done + n]);
+            self.store(pos, &src[done..done + n]);
             done += n;
         }
     }
@@ -440,6 +455,14 @@ mod tests {
             } else {
                 assert_eq!(heap, 2 * CONTENT_CHUNK as u64, "page {page}");
             }
+            // Allocated whole, but initialised only as far as the pages stored: no chunk is
+            // zero-filled ahead of the bytes appended into it.
+            let stored = (page + 1) * PAGE;
+            assert_eq!(
+                c.chunks.values().map(Vec::len).sum::<usize>() as u64,
+                stored,
+                "page {page}"
+            );
         }
         let mut buf = vec![0u8; 2 * PAGE_SIZE];
         c.read((pages - 1) * PAGE, &mut buf);
