@@ -1,0 +1,66 @@
+//! The engine's CPU per page of a large transaction, in wasm: a volume on `MemoryStorage`,
+//! transactions appending whole 8 KiB pages (as SQLite's cases 2, 3, 11 and 14 write them),
+//! timed with the storage calls' own time subtracted (`Volume::time_calls`), so what is left
+//! is what the browser's split calls "the rest" (`results/2026-12-07-call-timing`). See
+//! README.md.
+
+use opfs_vfs::storage::MemoryStorage;
+use opfs_vfs::{BufferMode, Durability, Volume, VolumeOptions};
+use wasm_bindgen::prelude::*;
+use web_time::Instant;
+
+/// SQLite's page size in the wasm build.
+const SQLITE_PAGE: usize = 8192;
+
+/// `txns` transactions on one file, each appending `pages` 8 KiB pages and committing.
+/// Returns nanoseconds per page: `[writes, commits, inside storage calls, checkpoints run]`.
+/// Checkpoints are kept off (`checkpoint_bytes` 1 TiB): the browser runs them when the
+/// worker idles, outside the timed cases.
+#[wasm_bindgen]
+pub fn bench(memory: bool, balanced: bool, pages: u32, txns: u32) -> Result<Vec<f64>, String> {
+    let opts = VolumeOptions {
+        buffer_mode: if memory {
+            BufferMode::Memory
+        } else {
+            BufferMode::Disk
+        },
+        durability: if balanced {
+            Durability::Balanced
+        } else {
+            Durability::Strict
+        },
+        memory_budget: None,
+        checkpoint_bytes: 1 << 40,
+        ..VolumeOptions::default()
+    };
+    let err = |e: opfs_vfs::Error| e.to_string();
+    let mut v = Volume::mount(MemoryStorage::new(), opts).map_err(err)?;
+    let id = v.create("db").map_err(err)?;
+    v.commit().map_err(err)?;
+    v.time_calls(true);
+    let calls_before = v.counters().total().call_ns();
+    let mut page = vec![0u8; SQLITE_PAGE];
+    let (mut writing, mut committing) = (0f64, 0f64);
+    let mut at = 0u64;
+    for t in 0..txns {
+        let start = Instant::now();
+        for p in 0..pages {
+            // Every page differs from every other (no page is skipped as unchanged).
+            page[..8].copy_from_slice(&(u64::from(p) | u64::from(t) << 32).to_le_bytes());
+            v.write(id, at, &page).map_err(err)?;
+            at += SQLITE_PAGE as u64;
+        }
+        let written = Instant::now();
+        v.commit().map_err(err)?;
+        committing += written.elapsed().as_secs_f64();
+        writing += (written - start).as_secs_f64();
+    }
+    let n = f64::from(pages) * f64::from(txns);
+    let calls = (v.counters().total().call_ns() - calls_before) as f64;
+    Ok(vec![
+        writing * 1e9 / n,
+        committing * 1e9 / n,
+        calls / n,
+        v.stats().checkpoints as f64,
+    ])
+}
