@@ -160,8 +160,8 @@ const CONTENT_CHUNK_U64: u64 = CONTENT_CHUNK as u64;
 /// to 64 KiB (a 1 KiB file costs 1 KiB, not a chunk); later chunks are allocated whole, the
 /// file being at least 64 KiB long by then. Bytes are appended into the allocation, not
 /// written over zeros filled first: SQLite appends pages, and zero-filling each new chunk
-/// wrote every appended byte twice (in V8, the resident copy was ~11 % of a Memory-mode
-/// commit's CPU, half of it the fill).
+/// wrote every appended byte twice (in V8, the fill and the copy together were ~11 % of a
+/// Memory-mode commit's CPU: `tools/wasm-cpu`).
 /// Invariant: bytes at or beyond `len` inside a chunk's initialised prefix are zero.
 ///
 /// The chunks are a sparse map, not a vector indexed by chunk: a file's length is not bounded
