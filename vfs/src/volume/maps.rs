@@ -1,10 +1,11 @@
 //! Sparse in-memory structures whose size follows what is stored, never the largest offset:
 //! [`HomeMap`] (page → home block, grouped like the on-disk map chunks) and [`Content`] (a
-//! resident file's bytes in 64 KiB chunks, so a growing file never reallocates one huge buffer —
-//! on wasm32 a 1 GiB `Vec` doubling to 2 GiB would need 3 GiB at once).
+//! resident file's bytes as 4 KiB page images, so a growing file never reallocates one huge
+//! buffer — on wasm32 a 1 GiB `Vec` doubling to 2 GiB would need 3 GiB at once).
 
 use std::collections::BTreeMap;
 
+use super::ix;
 use crate::format::{MAP_CHUNK_PAGES, PAGE, PAGE_SIZE};
 
 /// Where a page's checkpointed image lives: a block of the data file (never 0 or 1, which are
@@ -150,37 +151,36 @@ impl HomeMap {
     }
 }
 
-/// Bytes per content chunk.
-pub(crate) const CONTENT_CHUNK: usize = 64 << 10;
-const CONTENT_CHUNK_U64: u64 = CONTENT_CHUNK as u64;
+/// Smallest allocation of a page image stored in part (a small file's only page).
+const MIN_IMAGE_ALLOC: usize = 1 << 10;
 
-/// A resident file's bytes: `len` bytes in 64 KiB chunks; an absent chunk reads as zeros, and
-/// so do the bytes of a chunk beyond its initialised length (`Vec::len`, the prefix up to the
-/// last byte stored). Allocation (`Vec::capacity`): the first chunk grows by powers of two up
-/// to 64 KiB (a 1 KiB file costs 1 KiB, not a chunk); later chunks are allocated whole, the
-/// file being at least 64 KiB long by then. Bytes are appended into the allocation, not
-/// written over zeros filled first: SQLite appends pages, and zero-filling each new chunk
-/// wrote every appended byte twice (in V8, the fill and the copy together were ~11 % of a
-/// Memory-mode commit's CPU: `tools/wasm-cpu`).
-/// Invariant: bytes at or beyond `len` inside a chunk's initialised prefix are zero.
+/// A resident file's bytes: `len` bytes as 4 KiB page images; an absent page reads as zeros,
+/// and so do the bytes of an image past its length. A page stored whole is a `PAGE_SIZE`
+/// image; a page stored in part (only a file's last page, or a page written piecemeal through
+/// [`Content::put`]) an image as long as the next power of two (at least 1 KiB) that holds
+/// the bytes stored, so a 1 KiB file costs 1 KiB.
+/// Invariant: bytes at or beyond `len` inside an image are zero.
 ///
-/// The chunks are a sparse map, not a vector indexed by chunk: a file's length is not bounded
-/// by the bytes it holds (a byte written at 2^52 makes a 4 PiB sparse file), and a dense chunk
-/// index for such a length would need gigabytes before a single byte is stored (found by the
-/// fuzz target: a sparse `set_len` in Memory mode aborted on a 512 GiB allocation).
+/// A committed page's staged image becomes its resident image as it is
+/// ([`Content::put_page_owned`]): a commit moves each page into the resident copy instead of
+/// copying it. With 64 KiB chunks each committed page was copied into its chunk (~17 % of a
+/// Memory-mode commit's CPU per page in V8, `tools/wasm-cpu`, as each of the two other copies of
+/// a page: into its staged image and into the log buffer); now Memory mode makes the copies
+/// Disk mode makes, whose page cache takes the staged images as they are too.
+///
+/// The images are a sparse map, not a vector indexed by page: a file's length is not bounded
+/// by the bytes it holds (a byte written at 2^52 makes a 4 PiB sparse file), and a dense index
+/// for such a length would need gigabytes before a single byte is stored (found by the fuzz
+/// target: a sparse `set_len` in Memory mode aborted on a 512 GiB allocation).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Content {
-    chunks: BTreeMap<u64, Vec<u8>>,
+    pages: BTreeMap<u64, Box<[u8]>>,
     len: u64,
-    /// The sum of the chunks' allocations, kept by every change to them: `heap_bytes` is read at
-    /// every commit (`Volume::recount_resident`), and summing the chunks there (16,384 for a
-    /// 1 GiB file) made each commit's CPU grow with the resident bytes. (Too small to see in
-    /// `examples/scale` at 500 MB: 0.18–0.49 ms per autocommit INSERT either way, run to run.)
+    /// The sum of the images' lengths, kept by every change to them: `heap_bytes` is read at
+    /// every commit (`Volume::recount_resident`), and summing the images there (262,144 for a
+    /// 1 GiB file) would make each commit's CPU grow with the resident bytes.
     heap: u64,
 }
-
-/// Smallest allocation of a chunk.
-const MIN_CHUNK_ALLOC: usize = 1 << 10;
 
 impl Content {
     /// An empty file's contents.
@@ -192,69 +192,60 @@ impl Content {
         self.len
     }
 
-    /// Bytes allocated.
+    /// Bytes allocated for page images (the map's own nodes not counted).
     pub(crate) fn heap_bytes(&self) -> u64 {
         debug_assert_eq!(
             self.heap,
-            self.chunks
-                .values()
-                .map(|c| c.capacity() as u64)
-                .sum::<u64>()
+            self.pages.values().map(|c| c.len() as u64).sum::<u64>()
         );
         self.heap
     }
 
-    /// Stores `src` at `pos` (`src` within one chunk): the chunk holding `pos` is created or
-    /// its allocation grown to hold at least its first `pos % 64 KiB + src.len()` bytes; a gap
-    /// between its initialised prefix and `pos` is zero-filled, and `src` appended after it.
-    fn store(&mut self, pos: u64, src: &[u8]) {
-        // `pos % 64 KiB` fits any usize.
-        let o = (pos % CONTENT_CHUNK_U64) as usize;
+    /// Stores `src` at byte `o` of page `page` (`o + src.len() <= PAGE_SIZE`): the page's image
+    /// is created, or replaced by a longer one holding its bytes, if it is shorter than that.
+    fn store(&mut self, page: u64, o: usize, src: &[u8]) {
         let end = o + src.len();
-        debug_assert!(end <= CONTENT_CHUNK);
-        let c = self.chunks.entry(pos / CONTENT_CHUNK_U64).or_default();
-        if c.capacity() < end {
-            let before = c.capacity() as u64;
-            // Past the first chunk the file is already 64 KiB long: its chunks are allocated
-            // whole. Grown by powers of two as SQLite appends pages, a chunk was reallocated
-            // three times (8, 16, 32 → 64 KiB), copying 56 KiB for every 64 KiB of the file:
-            // natively, 6.4 M of the 16 cases' instructions in Memory mode.
-            let alloc = if pos >= CONTENT_CHUNK_U64 {
-                CONTENT_CHUNK
+        debug_assert!(end <= PAGE_SIZE);
+        let img = self.pages.entry(page).or_default();
+        if img.len() < end {
+            let alloc = if end == PAGE_SIZE {
+                PAGE_SIZE
             } else {
-                end.next_power_of_two()
-                    .clamp(MIN_CHUNK_ALLOC, CONTENT_CHUNK)
+                end.next_power_of_two().clamp(MIN_IMAGE_ALLOC, PAGE_SIZE)
             };
-            c.reserve_exact(alloc - c.len());
-            self.heap += c.capacity() as u64 - before;
+            let mut grown = vec![0u8; alloc].into_boxed_slice();
+            grown[..img.len()].copy_from_slice(img);
+            self.heap += (alloc - img.len()) as u64;
+            *img = grown;
         }
-        if c.len() < o {
-            c.resize(o, 0);
-        }
-        // Overwrite what is initialised, append the rest.
-        let over = c.len().min(end) - o;
-        c[o..o + over].copy_from_slice(&src[..over]);
-        c.extend_from_slice(&src[over..]);
+        img[o..end].copy_from_slice(src);
     }
 
     /// Copies `buf.len()` bytes at `offset` (within `len`) into `buf`.
     pub(crate) fn read(&self, offset: u64, buf: &mut [u8]) {
         debug_assert!(offset + buf.len() as u64 <= self.len);
-        let mut done = 0;
-        while done < buf.len() {
-            let pos = offset + done as u64;
-            // `pos % 64 KiB` fits any usize.
-            let o = (pos % CONTENT_CHUNK_U64) as usize;
-            let n = (CONTENT_CHUNK - o).min(buf.len() - done);
-            let dst = &mut buf[done..done + n];
-            let have = self
-                .chunks
-                .get(&(pos / CONTENT_CHUNK_U64))
-                .map_or(&[][..], |c| &c[o.min(c.len())..(o + n).min(c.len())]);
+        if buf.is_empty() {
+            return;
+        }
+        let end = offset + buf.len() as u64;
+        // Zeros first where no image is, then each stored image's part (few reads span more
+        // than the two 4 KiB pages of one of SQLite's 8 KiB pages).
+        let mut at = offset;
+        for (&page, img) in self.pages.range(offset / PAGE..=(end - 1) / PAGE) {
+            let pstart = page * PAGE;
+            let lo = at.max(pstart);
+            // Bytes before this page (and after the last image) read as zeros.
+            buf[ix(at - offset)..ix(lo - offset)].fill(0);
+            let hi = end.min(pstart + PAGE);
+            let (o, n) = (ix(lo - pstart), ix(hi - lo));
+            let dst = &mut buf[ix(lo - offset)..ix(hi - offset)];
+            // The image's bytes from `o` (none if it ends before), then zeros.
+            let have = img.get(o..).map_or(&[][..], |b| &b[..b.len().min(n)]);
             dst[..have.len()].copy_from_slice(have);
             dst[have.len()..].fill(0);
-            done += n;
+            at = hi;
         }
+        buf[ix(at - offset)..].fill(0);
     }
 
     /// Copies `buf.len()` bytes at `offset` into `buf`, as zeros past `len` (where a page or a
@@ -268,26 +259,27 @@ impl Content {
         buf[n..].fill(0);
     }
 
-    /// Sets the length: truncating zeroes the cut bytes of the last kept chunk and drops the
-    /// chunks beyond; growing adds zeros (allocates nothing). Fails only if the length is
-    /// beyond the address space (the contents must stay addressable), before changing
-    /// anything.
+    /// Sets the length: truncating zeroes the cut bytes of the last kept page (which keeps its
+    /// allocation) and drops the images beyond; growing adds zeros (allocates nothing). Fails
+    /// only if the length is beyond the address space (the contents must stay addressable),
+    /// before changing anything.
     pub(crate) fn set_len(&mut self, len: u64) -> Result<(), u64> {
         usize::try_from(len).map_err(|_| len)?;
         if len < self.len {
-            let nchunks = len.div_ceil(CONTENT_CHUNK_U64);
+            let npages = len.div_ceil(PAGE);
             let cut: u64 = self
-                .chunks
-                .split_off(&nchunks)
+                .pages
+                .split_off(&npages)
                 .values()
-                .map(|c| c.capacity() as u64)
+                .map(|c| c.len() as u64)
                 .sum();
             self.heap -= cut;
-            let tail = (len % CONTENT_CHUNK_U64) as usize;
+            let tail = ix(len % PAGE);
             if tail != 0 {
-                if let Some(last) = self.chunks.get_mut(&(nchunks - 1)) {
-                    // Keeps its allocation: the bytes cut read as zeros, as past any prefix.
-                    last.truncate(tail);
+                if let Some(last) = self.pages.get_mut(&(npages - 1)) {
+                    if last.len() > tail {
+                        last[tail..].fill(0);
+                    }
                 }
             }
         }
@@ -299,10 +291,28 @@ impl Content {
     /// `page`, which lies within `len`.
     pub(crate) fn put_page(&mut self, page: u64, img: &[u8]) {
         debug_assert_eq!(img.len(), PAGE_SIZE);
+        let n = self.page_bytes(page);
+        self.store(page, 0, &img[..n]);
+    }
+
+    /// [`Content::put_page`], taking the image: a page wholly within `len` keeps `img` as its
+    /// image (no copy); the page holding the file's end is copied into an image of its size.
+    pub(crate) fn put_page_owned(&mut self, page: u64, img: Box<[u8]>) {
+        debug_assert_eq!(img.len(), PAGE_SIZE);
+        let n = self.page_bytes(page);
+        if n < PAGE_SIZE {
+            self.put_page(page, &img);
+            return;
+        }
+        let old = self.pages.insert(page, img).map_or(0, |c| c.len());
+        self.heap = self.heap - old as u64 + PAGE;
+    }
+
+    /// Bytes of page `page` within `len` (the page lies within `len`).
+    fn page_bytes(&self, page: u64) -> usize {
         let start = page * PAGE;
         debug_assert!(start < self.len);
-        let n = usize::try_from(self.len - start).map_or(PAGE_SIZE, |l| l.min(PAGE_SIZE));
-        self.store(start, &img[..n]);
+        usize::try_from(self.len - start).map_or(PAGE_SIZE, |l| l.min(PAGE_SIZE))
     }
 
     /// `cmp` of page `page`'s image and `img` (`PAGE_SIZE` bytes each: as
@@ -315,24 +325,16 @@ impl Content {
         cmp: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Option<R> {
         debug_assert_eq!(img.len(), PAGE_SIZE);
-        let start = page * PAGE;
-        if start + PAGE > self.len {
+        if (page + 1) * PAGE > self.len {
             return None;
         }
-        // A page lies within one chunk (PAGE divides CONTENT_CHUNK); bytes past a chunk's
-        // allocation are zeros.
-        let o = (start % CONTENT_CHUNK_U64) as usize;
-        let chunk = self
-            .chunks
-            .get(&(start / CONTENT_CHUNK_U64))
-            .map_or(&[][..], |c| {
-                &c[o.min(c.len())..(o + PAGE_SIZE).min(c.len())]
-            });
-        if chunk.len() == PAGE_SIZE {
-            return Some(cmp(chunk, img));
+        let stored = self.pages.get(&page).map_or(&[][..], |c| &c[..]);
+        if stored.len() == PAGE_SIZE {
+            return Some(cmp(stored, img));
         }
+        // Bytes past a stored image are zeros.
         let mut page_img = [0u8; PAGE_SIZE];
-        page_img[..chunk.len()].copy_from_slice(chunk);
+        page_img[..stored.len()].copy_from_slice(stored);
         Some(cmp(&page_img, img))
     }
 
@@ -341,9 +343,9 @@ impl Content {
         let mut done = 0;
         while done < src.len() {
             let pos = offset + done as u64;
-            let o = (pos % CONTENT_CHUNK_U64) as usize;
-            let n = (CONTENT_CHUNK - o).min(src.len() - done);
-            self.store(pos, &src[done..done + n]);
+            let o = ix(pos % PAGE);
+            let n = (PAGE_SIZE - o).min(src.len() - done);
+            self.store(pos / PAGE, o, &src[done..done + n]);
             done += n;
         }
     }
@@ -411,7 +413,7 @@ mod tests {
         c.set_len(200_000).unwrap();
         let mut img = vec![7u8; PAGE_SIZE];
         img[0] = 1;
-        c.put_page(16, &img); // 65,536: the start of chunk 1
+        c.put_page(16, &img); // 65,536: the start of page 16
         let mut buf = vec![9u8; 10];
         c.read(65_530, &mut buf);
         assert_eq!(buf, [0, 0, 0, 0, 0, 0, 1, 7, 7, 7]);
@@ -421,7 +423,8 @@ mod tests {
         let mut buf = vec![9u8; 4];
         c.read(65_534, &mut buf);
         assert_eq!(buf, [0, 3, 0, 0], "bytes cut and regrown read as zeros");
-        assert!(c.heap_bytes() <= 2 * CONTENT_CHUNK as u64);
+        // Page 15's image (its last byte was stored) is all that is left.
+        assert_eq!(c.heap_bytes(), PAGE);
     }
 
     #[test]
@@ -431,7 +434,7 @@ mod tests {
         c.set_len(1 << 52).unwrap();
         assert_eq!(c.heap_bytes(), 0);
         c.put((1 << 52) - 3, &[1, 2, 3]);
-        assert_eq!(c.heap_bytes(), CONTENT_CHUNK as u64);
+        assert_eq!(c.heap_bytes(), PAGE);
         let mut buf = [9u8; 5];
         c.read((1 << 52) - 5, &mut buf);
         assert_eq!(buf, [0, 0, 1, 2, 3]);
@@ -440,33 +443,44 @@ mod tests {
     }
 
     #[test]
-    fn chunks_past_the_first_are_allocated_whole() {
-        // A file growing page by page, as SQLite appends: the first chunk grows by powers of
-        // two, every later one is allocated once, whole.
+    fn committed_pages_are_moved_in_not_copied() {
+        // A file growing page by page, as SQLite appends: each page's image is the one handed
+        // over (the same allocation), and the heap counts a page per page.
         let mut c = Content::new();
-        let img = vec![4u8; PAGE_SIZE];
-        let pages = (CONTENT_CHUNK / PAGE_SIZE) as u64;
-        for page in 0..pages + 2 {
+        let mut kept = Vec::new();
+        for (page, fill) in (0..20u64).zip(1u8..) {
             c.set_len((page + 1) * PAGE).unwrap();
-            c.put_page(page, &img);
-            let heap = c.heap_bytes();
-            if page < pages {
-                assert_eq!(heap, ((page + 1) * PAGE).next_power_of_two().max(1024));
-            } else {
-                assert_eq!(heap, 2 * CONTENT_CHUNK as u64, "page {page}");
-            }
-            // Allocated whole, but initialised only as far as the pages stored: no chunk is
-            // zero-filled ahead of the bytes appended into it.
-            let stored = (page + 1) * PAGE;
+            let img = vec![fill; PAGE_SIZE].into_boxed_slice();
+            kept.push(img.as_ptr());
+            c.put_page_owned(page, img);
+            assert_eq!(c.heap_bytes(), (page + 1) * PAGE);
+        }
+        for (page, ptr) in kept.into_iter().enumerate() {
             assert_eq!(
-                c.chunks.values().map(Vec::len).sum::<usize>() as u64,
-                stored,
-                "page {page}"
+                c.pages[&(page as u64)].as_ptr(),
+                ptr,
+                "page {page} was copied"
             );
         }
-        let mut buf = vec![0u8; 2 * PAGE_SIZE];
-        c.read((pages - 1) * PAGE, &mut buf);
-        assert!(buf.iter().all(|&b| b == 4));
+        // Rewriting a page replaces its image; the heap stays.
+        c.put_page_owned(3, vec![9u8; PAGE_SIZE].into_boxed_slice());
+        assert_eq!(c.heap_bytes(), 20 * PAGE);
+        let mut buf = vec![0u8; 3 * PAGE_SIZE];
+        c.read(2 * PAGE, &mut buf);
+        assert!(buf[..PAGE_SIZE].iter().all(|&b| b == 3));
+        assert!(buf[PAGE_SIZE..2 * PAGE_SIZE].iter().all(|&b| b == 9));
+        assert!(buf[2 * PAGE_SIZE..].iter().all(|&b| b == 5));
+        // The page holding the file's end is stored at its size, not as the page handed over.
+        c.set_len(20 * PAGE + 100).unwrap();
+        c.put_page_owned(20, vec![7u8; PAGE_SIZE].into_boxed_slice());
+        assert_eq!(c.heap_bytes(), 20 * PAGE + 1024);
+        let mut buf = vec![0u8; 200];
+        c.read_padded(20 * PAGE, &mut buf);
+        assert!(buf[..100].iter().all(|&b| b == 7));
+        assert!(
+            buf[100..].iter().all(|&b| b == 0),
+            "bytes past the end read as zeros"
+        );
     }
 
     #[test]
@@ -476,17 +490,22 @@ mod tests {
         c.set_len(1000).unwrap();
         c.put(0, &[5; 1000]);
         assert_eq!(c.heap_bytes(), 1024);
-        // Growing within the chunk reallocates by powers of two and keeps the bytes.
+        // Growing within a page reallocates its image to the power of two that holds the
+        // bytes, and keeps them: page 0 grows to a whole page, page 1 takes 1 KiB.
         c.set_len(5000).unwrap();
         c.put(4000, &[6; 1000]);
-        assert_eq!(c.heap_bytes(), 8192);
+        assert_eq!(c.heap_bytes(), 4096 + 1024);
         let mut buf = vec![9u8; 5000];
         c.read(0, &mut buf);
         assert!(buf[..1000].iter().all(|&b| b == 5));
         assert!(buf[1000..4000].iter().all(|&b| b == 0));
         assert!(buf[4000..].iter().all(|&b| b == 6));
-        // Reading past a chunk's allocated prefix (within len) gives zeros.
+        // Reading past a page's image (within len) gives zeros: past page 1's 1 KiB image,
+        // and in a page with no image.
         c.set_len(60_000).unwrap();
+        let mut buf = vec![9u8; 100];
+        c.read(PAGE + 1500, &mut buf);
+        assert!(buf.iter().all(|&b| b == 0));
         let mut buf = vec![9u8; 100];
         c.read(59_900, &mut buf);
         assert!(buf.iter().all(|&b| b == 0));

@@ -842,7 +842,7 @@ impl<S: Storage> Volume<S> {
                 continue;
             };
             match &mut f.resident {
-                Some(c) => c.put_page(page, &img),
+                Some(c) => c.put_page_owned(page, img),
                 None => self.cache.put(id, page, img),
             }
         }
