@@ -207,18 +207,25 @@ impl Content {
         let end = o + src.len();
         debug_assert!(end <= PAGE_SIZE);
         let img = self.pages.entry(page).or_default();
-        if img.len() < end {
-            let alloc = if end == PAGE_SIZE {
-                PAGE_SIZE
-            } else {
-                end.next_power_of_two().clamp(MIN_IMAGE_ALLOC, PAGE_SIZE)
-            };
-            let mut grown = vec![0u8; alloc].into_boxed_slice();
-            grown[..img.len()].copy_from_slice(img);
-            self.heap += (alloc - img.len()) as u64;
-            *img = grown;
+        if img.len() >= end {
+            img[o..end].copy_from_slice(src);
+            return;
         }
-        img[o..end].copy_from_slice(src);
+        let alloc = if end == PAGE_SIZE {
+            PAGE_SIZE
+        } else {
+            end.next_power_of_two().clamp(MIN_IMAGE_ALLOC, PAGE_SIZE)
+        };
+        // The old image's bytes before `src`, zeros up to it, `src`, zeros after it: each byte
+        // written once (a whole page loaded is one copy, not a zero fill and a copy).
+        let kept = img.len().min(o);
+        let mut grown = Vec::with_capacity(alloc);
+        grown.extend_from_slice(&img[..kept]);
+        grown.resize(o, 0);
+        grown.extend_from_slice(src);
+        grown.resize(alloc, 0);
+        self.heap += (alloc - img.len()) as u64;
+        *img = grown.into_boxed_slice();
     }
 
     /// Copies `buf.len()` bytes at `offset` (within `len`) into `buf`.
