@@ -176,8 +176,8 @@ const MIN_IMAGE_ALLOC: usize = 1 << 10;
 pub(crate) struct Content {
     pages: BTreeMap<u64, Box<[u8]>>,
     len: u64,
-    /// The sum of the images' lengths, kept by every change to them: `heap_bytes` is read at
-    /// every commit (`Volume::recount_resident`), and summing the images there (262,144 for a
+    /// The sum of the images' lengths, kept by every change to them: `heap_bytes` is read twice
+    /// per file at every commit (`Volume::apply`), and summing the images there (262,144 for a
     /// 1 GiB file) would make each commit's CPU grow with the resident bytes.
     heap: u64,
 }
