@@ -19,23 +19,12 @@ const SQLITE_PAGE: usize = 8192;
 /// worker idles, outside the timed cases.
 #[wasm_bindgen]
 pub fn bench(memory: bool, balanced: bool, pages: u32, txns: u32) -> Result<Vec<f64>, String> {
-    let opts = VolumeOptions {
-        buffer_mode: if memory {
-            BufferMode::Memory
-        } else {
-            BufferMode::Disk
-        },
-        durability: if balanced {
-            Durability::Balanced
-        } else {
-            Durability::Strict
-        },
-        memory_budget: None,
-        checkpoint_bytes: 1 << 40,
-        ..VolumeOptions::default()
+    let durability = if balanced {
+        Durability::Balanced
+    } else {
+        Durability::Strict
     };
-    let err = |e: opfs_vfs::Error| e.to_string();
-    let mut v = Volume::mount(MemoryStorage::new(), opts).map_err(err)?;
+    let mut v = volume(memory, durability)?;
     let id = v.create("db").map_err(err)?;
     v.commit().map_err(err)?;
     v.time_calls(true);
@@ -73,19 +62,7 @@ pub fn bench(memory: bool, balanced: bool, pages: u32, txns: u32) -> Result<Vec<
 /// commit, the last a count.
 #[wasm_bindgen]
 pub fn bench_autocommit(memory: bool, commits: u32) -> Result<Vec<f64>, String> {
-    let opts = VolumeOptions {
-        buffer_mode: if memory {
-            BufferMode::Memory
-        } else {
-            BufferMode::Disk
-        },
-        durability: Durability::Balanced,
-        memory_budget: None,
-        checkpoint_bytes: 1 << 40,
-        ..VolumeOptions::default()
-    };
-    let err = |e: opfs_vfs::Error| e.to_string();
-    let mut v = Volume::mount(MemoryStorage::new(), opts).map_err(err)?;
+    let mut v = volume(memory, Durability::Balanced)?;
     let id = v.create("db").map_err(err)?;
     let mut header = vec![0u8; SQLITE_PAGE];
     let mut leaf = vec![0u8; SQLITE_PAGE];
@@ -117,4 +94,25 @@ pub fn bench_autocommit(memory: bool, commits: u32) -> Result<Vec<f64>, String> 
         calls / n,
         v.stats().checkpoints as f64,
     ])
+}
+
+/// A volume on `MemoryStorage` in the given mode and level, checkpoints off
+/// (`checkpoint_bytes` 1 TiB: the browser runs them when the worker idles, outside the cases).
+fn volume(memory: bool, durability: Durability) -> Result<Volume<MemoryStorage>, String> {
+    let opts = VolumeOptions {
+        buffer_mode: if memory {
+            BufferMode::Memory
+        } else {
+            BufferMode::Disk
+        },
+        durability,
+        memory_budget: None,
+        checkpoint_bytes: 1 << 40,
+        ..VolumeOptions::default()
+    };
+    Volume::mount(MemoryStorage::new(), opts).map_err(err)
+}
+
+fn err(e: opfs_vfs::Error) -> String {
+    e.to_string()
 }
