@@ -46,13 +46,7 @@ pub fn bench(memory: bool, balanced: bool, pages: u32, txns: u32) -> Result<Vec<
         writing += (written - start).as_secs_f64();
     }
     let n = f64::from(pages) * f64::from(txns);
-    let calls = (v.counters().total().call_ns() - calls_before) as f64;
-    Ok(vec![
-        writing * 1e9 / n,
-        committing * 1e9 / n,
-        calls / n,
-        v.stats().checkpoints as f64,
-    ])
+    Ok(results(&v, calls_before, writing, committing, n))
 }
 
 /// Test 1's shape: `commits` autocommits, each writing the file's first 8 KiB page (SQLite's
@@ -86,14 +80,13 @@ pub fn bench_autocommit(memory: bool, commits: u32) -> Result<Vec<f64>, String> 
         committing += written.elapsed().as_secs_f64();
         writing += (written - start).as_secs_f64();
     }
-    let n = f64::from(commits);
-    let calls = (v.counters().total().call_ns() - calls_before) as f64;
-    Ok(vec![
-        writing * 1e9 / n,
-        committing * 1e9 / n,
-        calls / n,
-        v.stats().checkpoints as f64,
-    ])
+    Ok(results(
+        &v,
+        calls_before,
+        writing,
+        committing,
+        f64::from(commits),
+    ))
 }
 
 /// A volume on `MemoryStorage` in the given mode and level, checkpoints off
@@ -115,4 +108,23 @@ fn volume(memory: bool, durability: Durability) -> Result<Volume<MemoryStorage>,
 
 fn err(e: opfs_vfs::Error) -> String {
     e.to_string()
+}
+
+/// `[writes, commits, inside storage calls]` in ns per unit (`n` units: pages or commits), from
+/// seconds of writing and committing and the storage calls' ns since `calls_before`; then the
+/// checkpoints run.
+fn results(
+    v: &Volume<MemoryStorage>,
+    calls_before: u64,
+    writing: f64,
+    committing: f64,
+    n: f64,
+) -> Vec<f64> {
+    let calls = (v.counters().total().call_ns() - calls_before) as f64;
+    vec![
+        writing * 1e9 / n,
+        committing * 1e9 / n,
+        calls / n,
+        v.stats().checkpoints as f64,
+    ]
 }
