@@ -78,10 +78,25 @@ tool_version() {
     "$1" --version 2>/dev/null | head -n 1 | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -n 1 || true
 }
 
-# cargo_install_tool STEP_NAME BINARY VERSION CRATE [fallback-unlocked]
+# cargo_install_tool STEP_NAME BINARY VERSION CRATE release|debug [fallback-unlocked]
+#
+# `debug` builds the tool without optimization (`cargo install --debug`): for the tools that only
+# start and drive other programs (wasm-pack, geckodriver, cargo-fuzz), where optimizing is most
+# of the install's time and none of the tests'. Measured on this 2-core machine, one after
+# another: wasm-pack 206 s -> 110 s, geckodriver 175 s -> 110 s, cargo-fuzz 47 s -> 30 s.
+# wasm-bindgen-cli stays `release`: it rewrites every browser-test binary's module once per
+# browser, and the page's; a debug build took 4.3-5.0 s on the page's 5.7 MB module where the
+# release build takes 1.1 s (it installed in 126 s instead of 240 s). opt-level 1 saved only
+# 12 % of the three installs; installing the three at once was slower than one after another.
 cargo_install_tool() {
-    local name="$1" bin="$2" version="$3" crate="$4" fallback="${5:-}"
+    local name="$1" bin="$2" version="$3" crate="$4" profile="$5" fallback="${6:-}"
     step_begin "$name"
+    local profile_flag=()
+    case "$profile" in
+        release) ;;
+        debug) profile_flag=(--debug) ;;
+        *) step_fail "cargo_install_tool: profile must be release or debug, not '$profile'" ;;
+    esac
     if [[ "$(tool_version "$bin")" == "$version" ]]; then
         step_end "already present"
         return
@@ -89,11 +104,12 @@ cargo_install_tool() {
     local quiet=0
     [[ "$fallback" == fallback-unlocked ]] && quiet=1
     if QUIET_FAILURE=$quiet run_logged "$crate" \
-        cargo install --force --locked "$crate" --version "$version"; then
+        cargo install "${profile_flag[@]}" --force --locked "$crate" --version "$version"; then
         :
     elif [[ "$fallback" == fallback-unlocked ]]; then
         say "$name ... --locked failed, retrying without --locked"
-        run_logged "$crate-unlocked" cargo install --force "$crate" --version "$version" \
+        run_logged "$crate-unlocked" cargo install "${profile_flag[@]}" --force "$crate" \
+            --version "$version" \
             || step_fail "cargo install $crate $version"
     else
         step_fail "cargo install --locked $crate $version"
@@ -204,10 +220,11 @@ fi
 
 # --- 3. cargo-installed tools ------------------------------------------------------------------
 
-cargo_install_tool "wasm-pack $WASM_PACK_VERSION" wasm-pack "$WASM_PACK_VERSION" wasm-pack
+cargo_install_tool "wasm-pack $WASM_PACK_VERSION" wasm-pack "$WASM_PACK_VERSION" wasm-pack debug
 
 if [[ "$SETUP_SKIP_BROWSERS" != 1 ]]; then
-    cargo_install_tool "geckodriver $GECKODRIVER_VERSION" geckodriver "$GECKODRIVER_VERSION" geckodriver
+    cargo_install_tool "geckodriver $GECKODRIVER_VERSION" geckodriver "$GECKODRIVER_VERSION" geckodriver \
+        debug
 else
     step_begin "geckodriver $GECKODRIVER_VERSION"
     step_end "skipped (SETUP_SKIP_BROWSERS=1)"
@@ -238,7 +255,7 @@ if [[ -z "$WASM_BINDGEN_VERSION" ]]; then
     step_end "skipped (no wasm-bindgen in Cargo.lock)"
 else
     cargo_install_tool "wasm-bindgen-cli $WASM_BINDGEN_VERSION" wasm-bindgen \
-        "$WASM_BINDGEN_VERSION" wasm-bindgen-cli fallback-unlocked
+        "$WASM_BINDGEN_VERSION" wasm-bindgen-cli release fallback-unlocked
 fi
 
 # --- 4. wasm-opt: binaryen from npm, pinned by tools/binaryen/package-lock.json -----------------
@@ -268,6 +285,6 @@ else
     step_end "ok"
 fi
 
-cargo_install_tool "cargo-fuzz $CARGO_FUZZ_VERSION" cargo-fuzz "$CARGO_FUZZ_VERSION" cargo-fuzz
+cargo_install_tool "cargo-fuzz $CARGO_FUZZ_VERSION" cargo-fuzz "$CARGO_FUZZ_VERSION" cargo-fuzz debug
 
 say "done in $(fmt_secs $(( $(now_us) - TOTAL_START )))"
