@@ -6,6 +6,10 @@
 #   bash results/2026-12-07-native-instructions/run.sh [OUT_DIR]
 # Needs valgrind (callgrind_annotate). ~6 min on 2 cores. A backend whose profile exists in
 # OUT_DIR already is not run again, only summarized.
+#   CACHE_SIM=1 bash results/2026-12-07-native-instructions/run.sh [OUT_DIR]
+# also simulates the caches (callgrind --cache-sim=yes, the host's L1 and last-level sizes;
+# ~3x slower) and prints a second table: each case's L1 and last-level misses, and the
+# estimated cycles (Ir + 10 x L1 misses + 100 x last-level misses, KCachegrind's estimate).
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 # SQLite built as sqlite-wasm-rs builds it for the browser: 8 KiB pages, a 16 MiB cache, temp
@@ -15,12 +19,14 @@ CARGO_TARGET_DIR=target/wasmlike cargo build --release -p bench-sql --bin bench-
 bin=target/wasmlike/release/bench-sql-native
 out=${1:-$(mktemp -d)}
 backends=(memvfs ours-disk-balanced ours-memory-balanced)
+sim=()
+[ "${CACHE_SIM:-0}" = 1 ] && sim=(--cache-sim=yes)
 for b in "${backends[@]}"; do
     [ -f "$out/$b.out" ] && continue
     mkdir -p "$out/dir-$b"
     # Only execute_script counts (the connection's PRAGMAs, then each case), and a dump after
     # each call: dump 1 holds the PRAGMAs, dump k + 1 case k.
-    valgrind --tool=callgrind --toggle-collect='bench_sql::execute_script' \
+    valgrind --tool=callgrind "${sim[@]}" --toggle-collect='bench_sql::execute_script' \
         --dump-after='bench_sql::execute_script' --callgrind-out-file="$out/$b.out" \
         "$bin" --suites sql --runs 1 --warmup 0 --backends "$b" --reference sqlite-memvfs \
         --dir "$out/dir-$b" --out "$out/$b.json" 2> "$out/$b.log" &
@@ -55,5 +61,45 @@ done
 printf '%-6s %14s' total "${sum[memvfs]}"
 for b in "${backends[@]:1}"; do
     printf ' %14s %12s %12s' "${sum[$b]}" "${sum[$b-c]}" "$((${sum[$b]} - ${sum[$b-c]} - ${sum[memvfs]}))"
+done
+echo
+
+[ "${CACHE_SIM:-0}" = 1 ] || exit 0
+# One dump's counts by event name (the `events:` line names the `summary:` line's columns;
+# callgrind leaves out trailing zero counts).
+count() { # FILE EVENT...: the sum of those events
+    awk -v want="${*:2}" '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i - 1 }
+        /^(summary|totals):/ { n = split(want, w, " "); s = 0
+            for (i = 1; i <= n; i++) s += $(col[w[i]] + 1); printf "%.0f\n", s; exit }' "$1"
+}
+echo
+echo "simulated caches per case: L1 misses, last-level misses, estimated cycles (case 12 with its checkpoint)"
+printf '%-6s %12s %10s %14s' case memvfs-L1m LLm est-cycles
+for b in "${backends[@]:1}"; do printf ' %12s %10s %14s %8s' "L1m" LLm est-cycles "+%"; done
+echo
+declare -A tot
+for case in $(seq 1 16); do
+    printf '%-6s' "$case"
+    ref=0
+    for b in "${backends[@]}"; do
+        f="$out/$b.out.$((case + 1))"
+        l1=$(count "$f" I1mr D1mr D1mw)
+        ll=$(count "$f" ILmr DLmr DLmw)
+        ir=$(count "$f" Ir)
+        est=$((ir + 10 * l1 + 100 * ll))
+        tot[$b-l1]=$((${tot[$b-l1]:-0} + l1))
+        tot[$b-ll]=$((${tot[$b-ll]:-0} + ll))
+        tot[$b-est]=$((${tot[$b-est]:-0} + est))
+        printf ' %12s %10s %14s' "$l1" "$ll" "$est"
+        if [ "$b" = memvfs ]; then ref=$est; else
+            awk -v a="$est" -v r="$ref" 'BEGIN { printf " %+7.2f%%", 100 * (a - r) / r }'; fi
+    done
+    echo
+done
+printf '%-6s' total
+for b in "${backends[@]}"; do
+    printf ' %12s %10s %14s' "${tot[$b-l1]}" "${tot[$b-ll]}" "${tot[$b-est]}"
+    [ "$b" = memvfs ] || awk -v a="${tot[$b-est]}" -v r="${tot[memvfs-est]}" \
+        'BEGIN { printf " %+7.2f%%", 100 * (a - r) / r }'
 done
 echo
