@@ -14,10 +14,12 @@
 //! different times combine into one document whose intervals resample the loads of all
 //! (`bench-runner combine`).
 //!
-//! Combined: the SQL section (suite and batch), the filesystem lifecycle and the raw suite. The
-//! hand-off and scale suites are refused (combining them is not built).
+//! Combined: the SQL section (suite and batch), the filesystem lifecycle, the raw suite and the
+//! hand-off suite (its rounds tagged alike: [`crate::handoff::HandoffRound::load`]). The scale
+//! suite is refused (combining it is not built).
 
 use crate::fs::LifecycleSuite;
+use crate::handoff::{HandoffRound, HandoffSection};
 use crate::sql::{PageLoad, Round, SqlSection};
 use crate::stats::Bootstrap;
 use crate::Document;
@@ -56,7 +58,7 @@ impl std::fmt::Display for CombineError {
             CombineError::Suite { load, suite } => write!(
                 f,
                 "page load {load}: the {suite} suite cannot be combined over page loads \
-                 (sql, batch, fs and raw can), or it is in one load and not another"
+                 (sql, batch, fs, raw and handoff can), or it is in one load and not another"
             ),
             CombineError::Backends { load } => write!(
                 f,
@@ -77,6 +79,9 @@ impl std::error::Error for CombineError {}
 ///   alike; a backend's error is kept with its load's number; `config.runs` and `warmup` are
 ///   the sums and `config.loads` lists each load.
 /// - raw: every load's runs, one after another (the raw suite has no pairing).
+/// - handoff: every load's rounds, renumbered and tagged as the SQL rounds are
+///   ([`HandoffRound::load`]); `config.runs` and `warmup` are the sums; its error and each
+///   peer's are kept with their load's number.
 /// - verifications, notes: every load's, each failure and note said once.
 /// - `duration_ms` is the sum; `generated_at`, `environment`, `config` are load 0's (the
 ///   round orders' seed aside, the configs are equal: checked).
@@ -99,6 +104,16 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
         if let Some(fs) = &mut out.fs {
             first_load(&mut fs.rounds, fs.backends.iter_mut().map(|b| &mut b.error));
         }
+        if let Some(h) = &mut out.handoff {
+            for r in &mut h.rounds {
+                r.load = Some(0);
+            }
+            let errors =
+                std::iter::once(&mut h.error).chain(h.peers.iter_mut().map(|p| &mut p.error));
+            for e in errors {
+                *e = e.take().map(|e| format!("page load 0: {e}"));
+            }
+        }
     }
     for (i, doc) in docs.enumerate() {
         // The document's index (in errors), and its first load's number in the whole.
@@ -115,6 +130,7 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
             ("sql", out.sql.is_some(), doc.sql.is_some()),
             ("fs", out.fs.is_some(), doc.fs.is_some()),
             ("raw", out.raw.is_some(), doc.raw.is_some()),
+            ("handoff", out.handoff.is_some(), doc.handoff.is_some()),
         ] {
             if here != there {
                 return Err(CombineError::Suite { load, suite });
@@ -130,6 +146,9 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
         }
         if let (Some(fs), Some(next)) = (&mut out.fs, doc.fs) {
             append_fs(fs, next, load, base, &label)?;
+        }
+        if let (Some(h), Some(next)) = (&mut out.handoff, doc.handoff) {
+            append_handoff(h, next, load, base, &label)?;
         }
         if let (Some(raw), Some(next)) = (&mut out.raw, doc.raw) {
             raw.warmup_runs.extend(next.warmup_runs);
@@ -159,18 +178,21 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
             b.ratios = None;
         }
     }
+    if let Some(h) = &mut out.handoff {
+        h.summary = None;
+        h.goals.clear();
+    }
     out.summarize(boot);
     Ok(out)
 }
 
-/// The suites `doc` may have to be combined: SQL (suite, batch), fs and raw.
+/// The suites `doc` may have to be combined: SQL (suite, batch), fs, raw and handoff.
 fn check_suites(doc: &Document, load: usize) -> Result<(), CombineError> {
-    let refuse = |suite| Err(CombineError::Suite { load, suite });
-    if doc.handoff.is_some() {
-        return refuse("handoff");
-    }
     if doc.scale.is_some() {
-        return refuse("scale");
+        return Err(CombineError::Suite {
+            load,
+            suite: "scale",
+        });
     }
     Ok(())
 }
@@ -180,6 +202,10 @@ fn is_combined(doc: &Document) -> bool {
     let tagged = |rounds: &[Round]| rounds.iter().any(|r| r.load.is_some());
     doc.sql.as_ref().is_some_and(|s| tagged(&s.rounds))
         || doc.fs.as_ref().is_some_and(|f| tagged(&f.rounds))
+        || doc
+            .handoff
+            .as_ref()
+            .is_some_and(|h| h.rounds.iter().any(|r| r.load.is_some()))
 }
 
 /// The page loads `doc` holds: one, or as many as its rounds' tags count.
@@ -187,7 +213,11 @@ fn loads_in(doc: &Document) -> u32 {
     let most = |rounds: &[Round]| rounds.iter().filter_map(|r| r.load).max();
     let sql = doc.sql.as_ref().and_then(|s| most(&s.rounds));
     let fs = doc.fs.as_ref().and_then(|f| most(&f.rounds));
-    sql.max(fs).map_or(1, |l| l.saturating_add(1))
+    let handoff = doc
+        .handoff
+        .as_ref()
+        .and_then(|h| h.rounds.iter().filter_map(|r| r.load).max());
+    sql.max(fs).max(handoff).map_or(1, |l| l.saturating_add(1))
 }
 
 fn page_load(load: u32, sql: &SqlSection, generated_at: &str) -> PageLoad {
@@ -334,6 +364,50 @@ fn append_fs(
         append_runs(&mut b.warmup_runs, n.warmup_runs, offset);
         append_runs(&mut b.runs, n.runs, offset);
         merge_error(&mut b.error, n.error, label);
+    }
+    Ok(())
+}
+
+/// Appends document `load`'s hand-off section `next` to `h`, rounds renumbered after `h`'s own
+/// and tagged with their loads, numbered from `base`. Refused: another configuration (the part
+/// orders' seed and the OPFS directory aside: each load draws its own; `h` keeps load 0's) or
+/// other peers.
+fn append_handoff(
+    h: &mut HandoffSection,
+    next: HandoffSection,
+    load: usize,
+    base: u32,
+    label: &str,
+) -> Result<(), CombineError> {
+    let same = |a: &HandoffSection, b: &HandoffSection| {
+        let config = |s: &HandoffSection| crate::handoff::HandoffConfig {
+            runs: 0,
+            warmup: 0,
+            order_seed: None,
+            data_dir: None,
+            ..s.config.clone()
+        };
+        let peers = |s: &HandoffSection| s.peers.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+        config(a) == config(b) && peers(a) == peers(b)
+    };
+    if !same(h, &next) {
+        return Err(CombineError::Config { load });
+    }
+    h.config.runs += next.config.runs;
+    h.config.warmup += next.config.warmup;
+    let offset = h.rounds.iter().map(|r| r.index + 1).max().unwrap_or(0);
+    h.rounds
+        .extend(next.rounds.into_iter().map(|r| HandoffRound {
+            index: r.index + offset,
+            load: Some(base.saturating_add(r.load.unwrap_or(0))),
+            ..r
+        }));
+    merge_error(&mut h.error, next.error, label);
+    for (p, n) in h.peers.iter_mut().zip(next.peers) {
+        merge_error(&mut p.error, n.error, label);
+        if p.skipped.is_none() {
+            p.skipped = n.skipped.map(|s| format!("{label}: {s}"));
+        }
     }
     Ok(())
 }
@@ -644,6 +718,129 @@ mod tests {
             Err(CombineError::Suite {
                 load: 1,
                 suite: "raw"
+            })
+        );
+    }
+
+    /// One page load of the hand-off suite: `rounds` measured rounds after one warm-up, each
+    /// hand-off taking `level` × the floor of 2 ms (± a little by round), in OPFS directory
+    /// `dir`.
+    fn with_handoff(level: f64, rounds: u32, dir: &str) -> Document {
+        use crate::handoff::{FloorRun, HandoffConfig, HandoffRun, TWO_WRITERS};
+        let config = RunConfig {
+            suites: vec![Suite::Handoff],
+            runs: rounds,
+            warmup: 1,
+            order_seed: Some(7),
+            ..RunConfig::default()
+        };
+        let mut doc = Document::new("t".to_owned(), config, Environment::default());
+        doc.handoff = Some(HandoffSection {
+            config: HandoffConfig {
+                handoffs: 10,
+                floor_cycles: 10,
+                runs: rounds,
+                warmup: 1,
+                buffer_mode: "memory".to_owned(),
+                durability: "strict".to_owned(),
+                order_seed: Some(7),
+                data_dir: Some(format!("opfs:{dir}")),
+            },
+            rounds: (0..=rounds)
+                .map(|index| HandoffRound {
+                    index,
+                    warmup: index == 0,
+                    workloads: vec![HandoffRun {
+                        workload: TWO_WRITERS.to_owned(),
+                        handoffs: 10,
+                        // (alternating − solo) ÷ 10 hand-offs = level × 2 ms × (1 ± 1 %).
+                        alternating_ms: 10.0
+                            + 20.0 * level * (1.0 + (f64::from(index % 3) - 1.0) / 100.0),
+                        solo_ms: 10.0,
+                        ..HandoffRun::default()
+                    }],
+                    floor: Some(FloorRun {
+                        cycles: 10,
+                        wall_ms: 20.0,
+                        samples_ms: vec![],
+                    }),
+                    ..HandoffRound::default()
+                })
+                .collect(),
+            ..HandoffSection::default()
+        });
+        doc.verifications.pass("hand-offs ok");
+        doc.summarize(&Bootstrap::default());
+        doc
+    }
+
+    #[test]
+    fn handoff_rounds_combine_with_intervals_over_loads() {
+        let boot = Bootstrap::default();
+        let levels = [0.50, 0.46, 0.55, 0.48, 0.52, 0.47];
+        let docs: Vec<Document> = levels
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| with_handoff(l, 4, &format!("run-{i}")))
+            .collect();
+        let ratio = |d: &Document| {
+            d.handoff
+                .as_ref()
+                .unwrap()
+                .summary
+                .as_ref()
+                .unwrap()
+                .workloads[0]
+                .ratio_to_floor
+                .unwrap()
+        };
+        // One load of 4 rounds: no interval, and no load count.
+        assert_eq!((ratio(&docs[0]).lo, ratio(&docs[0]).loads), (None, None));
+        let doc = combine_loads(docs, &boot).unwrap();
+        let h = doc.handoff.as_ref().unwrap();
+        assert_eq!((h.config.runs, h.config.warmup), (24, 6));
+        assert_eq!(h.config.data_dir.as_deref(), Some("opfs:run-0"), "load 0's");
+        assert_eq!(h.rounds.len(), 30);
+        assert_eq!((h.rounds[29].index, h.rounds[29].load), (29, Some(5)));
+        assert_eq!((h.rounds[5].index, h.rounds[5].load), (5, Some(1)));
+        let r = ratio(&doc);
+        assert_eq!((r.n, r.loads), (24, Some(6)));
+        let (lo, hi) = (r.lo.unwrap(), r.hi.unwrap());
+        assert!(lo <= 0.48 && (0.50..=0.56).contains(&hi), "[{lo}, {hi}]");
+        // The loads' spread is in the interval: wider than resampling the rounds alone.
+        let pooled: Vec<f64> = h
+            .rounds
+            .iter()
+            .filter(|r| !r.warmup)
+            .map(|r| r.workloads[0].handoff_ms().unwrap() / 2.0)
+            .collect();
+        let flat = crate::stats::median_interval(&pooled, &boot, "x").unwrap();
+        assert!(hi - lo > flat.1 - flat.0, "[{lo}, {hi}] vs {flat:?}");
+        assert_eq!(h.goals.len(), 1, "the goal is decided again");
+        // Another configuration is refused.
+        let mut other = with_handoff(0.5, 4, "run-9");
+        other.handoff.as_mut().unwrap().config.handoffs = 20;
+        assert_eq!(
+            combine_loads(vec![with_handoff(0.5, 4, "run-0"), other], &boot),
+            Err(CombineError::Config { load: 1 })
+        );
+        // An error keeps its load.
+        let mut failed = with_handoff(0.5, 4, "run-1");
+        failed.handoff.as_mut().unwrap().error = Some("lock lost".to_owned());
+        let doc = combine_loads(vec![with_handoff(0.5, 4, "run-0"), failed], &boot).unwrap();
+        let error = doc.handoff.unwrap().error;
+        assert_eq!(error.as_deref(), Some("page load 1: lock lost"));
+    }
+
+    #[test]
+    fn scale_is_refused() {
+        let mut scaled = load(1.0, 8);
+        scaled.scale = Some(crate::scale::ScaleSection::default());
+        assert_eq!(
+            combine_loads(vec![scaled, load(1.0, 8)], &Bootstrap::default()),
+            Err(CombineError::Suite {
+                load: 0,
+                suite: "scale"
             })
         );
     }

@@ -28,10 +28,12 @@
 //! ([`HandoffSummary::peers`]). Only the loop figures and the reads are recorded for them: their
 //! physical calls are not counted and their hand-off has no steps we can time from outside.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::goals::{self, GoalCheck};
-use crate::stats::{paired_ratios, Bootstrap, RatioStat, Stat};
+use crate::stats::{paired_ratios_keyed, Bootstrap, RatioStat, Stat};
 use crate::verify::Verifications;
 
 /// The suite's name in configs, progress events and failures.
@@ -177,6 +179,11 @@ pub struct PeerHandoffRun {
 pub struct HandoffRound {
     /// 0-based over all rounds, warm-up first.
     pub index: u32,
+    /// The page load it ran in, 0-based, in a document that combines several
+    /// ([`crate::combine::combine_loads`]); `None` in one page load's document. Ratios to the
+    /// floor then resample page loads, then rounds ([`crate::stats::RatioStat::of_loads`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<u32>,
     /// A warm-up round (excluded from statistics).
     pub warmup: bool,
     /// Parts in running order ([`TWO_WRITERS`], [`WRITER_READER`], [`FLOOR`]).
@@ -434,13 +441,23 @@ impl HandoffSection {
             .measured()
             .filter_map(|r| Some((r.index, r.floor.as_ref()?.floor_ms()?)))
             .collect();
+        // Each round's page load (0 for every round of one load's document).
+        let loads: BTreeMap<u32, u32> = self
+            .rounds
+            .iter()
+            .map(|r| (r.index, r.load.unwrap_or(0)))
+            .collect();
         let floor_values: Vec<f64> = floors.iter().map(|f| f.1).collect();
         let mut workloads = Vec::new();
         for name in [TWO_WRITERS, WRITER_READER] {
             let runs: Vec<(u32, &HandoffRun)> = self.runs_of(name).collect();
             let all = self.rounds.iter().flat_map(|r| &r.workloads);
             let label = format!("{SUITE} / {name} / {FLOOR}");
-            if let Some(w) = summarize_runs(name, &runs, all, &floors, boot, &label, true) {
+            let paired = Paired {
+                floors: &floors,
+                loads: &loads,
+            };
+            if let Some(w) = summarize_runs(name, &runs, all, &paired, boot, &label, true) {
                 workloads.push(w);
             }
         }
@@ -456,7 +473,11 @@ impl HandoffSection {
                     .filter(|r| r.backend == p.name)
                     .flat_map(|r| &r.workloads);
                 let label = format!("{SUITE} / {} / {name} / {FLOOR}", p.name);
-                if let Some(w) = summarize_runs(name, &runs, all, &floors, boot, &label, false) {
+                let paired = Paired {
+                    floors: &floors,
+                    loads: &loads,
+                };
+                if let Some(w) = summarize_runs(name, &runs, all, &paired, boot, &label, false) {
                     ws.push(w);
                 }
             }
@@ -513,14 +534,22 @@ fn verify_runs(v: &mut Verifications, peer: Option<&str>, name: &str, runs: &[&H
     }
 }
 
+/// What a workload's hand-offs are paired with: each measured round's floor, by round index,
+/// and each round's page load.
+struct Paired<'a> {
+    floors: &'a [(u32, f64)],
+    loads: &'a BTreeMap<u32, u32>,
+}
+
 /// The summary of workload `name` from its measured `runs` (with round indices) and `all` its
-/// runs (warm-up included, for the mismatches), paired with `floors`; `None` without runs.
-/// `counted`: the calls and bytes were counted (ours), else those figures stay `None`.
+/// runs (warm-up included, for the mismatches), paired with the same rounds' floors; `None`
+/// without runs. `counted`: the calls and bytes were counted (ours), else those figures stay
+/// `None`.
 fn summarize_runs<'a>(
     name: &str,
     runs: &[(u32, &HandoffRun)],
     all: impl Iterator<Item = &'a HandoffRun>,
-    floors: &[(u32, f64)],
+    paired: &Paired<'_>,
     boot: &Bootstrap,
     label: &str,
     counted: bool,
@@ -547,13 +576,24 @@ fn summarize_runs<'a>(
         bytes_read_per_handoff: counts(&|r| r.per_handoff(r.bytes_read)),
         bytes_written_per_handoff: counts(&|r| r.per_handoff(r.bytes_written)),
         catch_up_bytes_per_handoff: counts(&|r| r.per_handoff(r.catch_up_log_bytes)),
-        ratio_to_floor: RatioStat::of(&paired_ratios(&keyed, floors), boot, label),
+        ratio_to_floor: RatioStat::of_loads(&by_load(&keyed, paired), boot, label),
         reloads: runs.iter().map(|(_, r)| u64::from(r.reloads)).sum(),
         mismatches: all
             .filter(|w| w.workload == name)
             .map(|w| u64::from(w.mismatches))
             .sum(),
     })
+}
+
+/// The per-round ratios of `values` to the floors in `paired`, grouped by page load (in load
+/// order; one group for one load's document).
+fn by_load(values: &[(u32, f64)], paired: &Paired<'_>) -> Vec<Vec<f64>> {
+    let mut groups: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for (round, ratio) in paired_ratios_keyed(values, paired.floors) {
+        let load = paired.loads.get(&round).copied().unwrap_or(0);
+        groups.entry(load).or_default().push(ratio);
+    }
+    groups.into_values().collect()
 }
 
 #[cfg(test)]
@@ -578,6 +618,7 @@ mod tests {
             rounds: (0..rounds)
                 .map(|i| HandoffRound {
                     index: i,
+                    load: None,
                     warmup: i == 0,
                     order: vec![TWO_WRITERS.into(), FLOOR.into()],
                     workloads: vec![run(TWO_WRITERS, 60.0 + f64::from(i % 3), 10.0)],

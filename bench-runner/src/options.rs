@@ -448,7 +448,8 @@ run: serve the page, run it headless in each browser, write
   --page-loads N       run the page N times per browser, each in a new browser session with
                        its own round orders (seed 20261130 + load), and combine them into one
                        result whose intervals resample page loads, then rounds (an interval
-                       needs 6 loads or more); suites sql, batch, fs and raw only (default 1)
+                       needs 6 loads or more); suites sql, batch, fs, raw and handoff only
+                       (default 1)
   --order-seed N       seed of the SQL rounds' shuffled orders (default 20261130); with
                        --page-loads, load k takes N + k: give each sitting of a later
                        `combine` its own (e.g. 20261130, 20261230, ...)
@@ -694,7 +695,7 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
         }
     }
     if page_loads > 1 {
-        let combinable = ["sql", "batch", "fs", "raw"];
+        let combinable = ["sql", "batch", "fs", "raw", "handoff"];
         let suites = page.requested_suites();
         if let Some(bad) = suites.iter().find(|s| !combinable.contains(&s.as_str())) {
             return Err(Error(format!(
@@ -843,8 +844,9 @@ mod tests {
         };
         assert_eq!(o.page_loads, 1);
         let e = parse(&["--page-loads", "2"]).unwrap_err().to_string();
-        assert!(e.contains("handoff"), "{e}");
+        assert!(e.contains("not \"scale\""), "{e}");
         assert!(parse(&["--page-loads", "2", "--suites", "sql,scale"]).is_err());
+        assert!(parse(&["--page-loads", "2", "--suites", "handoff"]).is_ok());
         assert!(parse(&["--page-loads", "1", "--suites", "scale"]).is_ok());
         let q = PageParams {
             order_seed: Some(20_261_131),

@@ -1349,6 +1349,15 @@ fn handoff_section(out: &mut String, h: &HandoffSection) {
         c.durability,
         thousands(c.handoffs.into()),
     );
+    let loads: std::collections::BTreeSet<u32> = h.rounds.iter().filter_map(|r| r.load).collect();
+    if loads.len() > 1 {
+        let _ = writeln!(
+            out,
+            "**{} page loads combined** (each a new browser session; rounds summed; the ratio's \
+             interval resamples page loads, then rounds).\n",
+            loads.len()
+        );
+    }
     let handles = h.rounds.iter().find_map(|r| r.handles.as_deref());
     let _ = writeln!(
         out,

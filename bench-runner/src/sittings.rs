@@ -15,7 +15,7 @@ use bench_results::Document;
 /// Reads `files`, combines them and writes the result to `out`; returns a line saying what
 /// was combined. Refused: fewer than two files, files of different browsers or browser
 /// versions, and whatever [`combine_loads`] refuses (another configuration, including
-/// another commit of the page; other backends or cases; the hand-off and scale suites).
+/// another commit of the page; other backends or cases; the scale suite).
 pub fn combine_files(files: &[PathBuf], out: &Path) -> Result<String, String> {
     if files.len() < 2 {
         return Err("combine needs at least two result files".to_owned());

@@ -148,6 +148,7 @@ fn document() -> Document {
         rounds: (0..=RUNS)
             .map(|i| HandoffRound {
                 index: i,
+                load: None,
                 warmup: i == 0,
                 order: vec![TWO_WRITERS.into(), FLOOR.into(), WRITER_READER.into()],
                 workloads: vec![
