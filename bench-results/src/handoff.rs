@@ -447,16 +447,16 @@ impl HandoffSection {
             .iter()
             .map(|r| (r.index, r.load.unwrap_or(0)))
             .collect();
+        let paired = Paired {
+            floors: &floors,
+            loads: &loads,
+        };
         let floor_values: Vec<f64> = floors.iter().map(|f| f.1).collect();
         let mut workloads = Vec::new();
         for name in [TWO_WRITERS, WRITER_READER] {
             let runs: Vec<(u32, &HandoffRun)> = self.runs_of(name).collect();
             let all = self.rounds.iter().flat_map(|r| &r.workloads);
             let label = format!("{SUITE} / {name} / {FLOOR}");
-            let paired = Paired {
-                floors: &floors,
-                loads: &loads,
-            };
             if let Some(w) = summarize_runs(name, &runs, all, &paired, boot, &label, true) {
                 workloads.push(w);
             }
@@ -473,10 +473,6 @@ impl HandoffSection {
                     .filter(|r| r.backend == p.name)
                     .flat_map(|r| &r.workloads);
                 let label = format!("{SUITE} / {} / {name} / {FLOOR}", p.name);
-                let paired = Paired {
-                    floors: &floors,
-                    loads: &loads,
-                };
                 if let Some(w) = summarize_runs(name, &runs, all, &paired, boot, &label, false) {
                     ws.push(w);
                 }

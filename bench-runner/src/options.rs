@@ -450,7 +450,7 @@ run: serve the page, run it headless in each browser, write
                        result whose intervals resample page loads, then rounds (an interval
                        needs 6 loads or more); suites sql, batch, fs, raw and handoff only
                        (default 1)
-  --order-seed N       seed of the SQL rounds' shuffled orders (default 20261130); with
+  --order-seed N       seed of every suite's shuffled round orders (default 20261130); with
                        --page-loads, load k takes N + k: give each sitting of a later
                        `combine` its own (e.g. 20261130, 20261230, ...)
   --call-timing        our backends time their OPFS calls in the SQL cases; the report then
