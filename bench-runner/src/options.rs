@@ -136,7 +136,7 @@ pub struct PageParams {
     /// `target_pct=` (stop the SQL rounds once every 16-case total ratio is within ± this many
     /// percent; 0: exactly `runs`); `None`: the preset's (none when `runs` is given).
     pub target_pct: Option<f64>,
-    /// `order_seed=` (seed of the SQL rounds' shuffled orders); `None`: the page's default.
+    /// `order_seed=` (seed of every suite's shuffled round orders); `None`: the page's default.
     /// With `--page-loads`, load `k` gets the default plus `k`.
     pub order_seed: Option<u64>,
     /// `call_timing=1`: our backends time their storage calls in the SQL cases (a diagnostic).
