@@ -105,14 +105,9 @@ pub fn combine_loads(docs: Vec<Document>, boot: &Bootstrap) -> Result<Document, 
             first_load(&mut fs.rounds, fs.backends.iter_mut().map(|b| &mut b.error));
         }
         if let Some(h) = &mut out.handoff {
-            for r in &mut h.rounds {
-                r.load = Some(0);
-            }
             let errors =
                 std::iter::once(&mut h.error).chain(h.peers.iter_mut().map(|p| &mut p.error));
-            for e in errors {
-                *e = e.take().map(|e| format!("page load 0: {e}"));
-            }
+            first_load(&mut h.rounds, errors);
         }
     }
     for (i, doc) in docs.enumerate() {
@@ -199,24 +194,22 @@ fn check_suites(doc: &Document, load: usize) -> Result<(), CombineError> {
 
 /// Whether `doc` combines several page loads already (its rounds carry their loads' tags).
 fn is_combined(doc: &Document) -> bool {
-    let tagged = |rounds: &[Round]| rounds.iter().any(|r| r.load.is_some());
+    fn tagged<T: LoadRound>(rounds: &[T]) -> bool {
+        rounds.iter().any(|r| r.load().is_some())
+    }
     doc.sql.as_ref().is_some_and(|s| tagged(&s.rounds))
         || doc.fs.as_ref().is_some_and(|f| tagged(&f.rounds))
-        || doc
-            .handoff
-            .as_ref()
-            .is_some_and(|h| h.rounds.iter().any(|r| r.load.is_some()))
+        || doc.handoff.as_ref().is_some_and(|h| tagged(&h.rounds))
 }
 
 /// The page loads `doc` holds: one, or as many as its rounds' tags count.
 fn loads_in(doc: &Document) -> u32 {
-    let most = |rounds: &[Round]| rounds.iter().filter_map(|r| r.load).max();
+    fn most<T: LoadRound>(rounds: &[T]) -> Option<u32> {
+        rounds.iter().filter_map(LoadRound::load).max()
+    }
     let sql = doc.sql.as_ref().and_then(|s| most(&s.rounds));
     let fs = doc.fs.as_ref().and_then(|f| most(&f.rounds));
-    let handoff = doc
-        .handoff
-        .as_ref()
-        .and_then(|h| h.rounds.iter().filter_map(|r| r.load).max());
+    let handoff = doc.handoff.as_ref().and_then(|h| most(&h.rounds));
     sql.max(fs).max(handoff).map_or(1, |l| l.saturating_add(1))
 }
 
@@ -270,9 +263,12 @@ fn append_sql(
 }
 
 /// Load 0 of several: its rounds tagged, its backends' errors (`errors`) marked as its own.
-fn first_load<'a>(rounds: &mut [Round], errors: impl Iterator<Item = &'a mut Option<String>>) {
+fn first_load<'a, T: LoadRound>(
+    rounds: &mut [T],
+    errors: impl Iterator<Item = &'a mut Option<String>>,
+) {
     for r in rounds {
-        r.load = Some(0);
+        *r.load_mut() = Some(0);
     }
     for e in errors {
         *e = e.take().map(|e| format!("page load 0: {e}"));
@@ -285,6 +281,44 @@ fn extend_unique<T: PartialEq>(into: &mut Vec<T>, from: Vec<T>) {
         if !into.contains(&x) {
             into.push(x);
         }
+    }
+}
+
+/// A round that may carry its page load's tag ([`Round`], [`HandoffRound`]).
+trait LoadRound {
+    fn index(&self) -> u32;
+    fn index_mut(&mut self) -> &mut u32;
+    fn load_mut(&mut self) -> &mut Option<u32>;
+    fn load(&self) -> Option<u32>;
+}
+
+impl LoadRound for Round {
+    fn index(&self) -> u32 {
+        self.index
+    }
+    fn index_mut(&mut self) -> &mut u32 {
+        &mut self.index
+    }
+    fn load_mut(&mut self) -> &mut Option<u32> {
+        &mut self.load
+    }
+    fn load(&self) -> Option<u32> {
+        self.load
+    }
+}
+
+impl LoadRound for HandoffRound {
+    fn index(&self) -> u32 {
+        self.index
+    }
+    fn index_mut(&mut self) -> &mut u32 {
+        &mut self.index
+    }
+    fn load_mut(&mut self) -> &mut Option<u32> {
+        &mut self.load
+    }
+    fn load(&self) -> Option<u32> {
+        self.load
     }
 }
 
@@ -318,12 +352,13 @@ fn append_runs<T: InRound>(into: &mut Vec<T>, from: Vec<T>, offset: u32) {
 /// Appends `next` rounds to `rounds`, numbered on after every round so far (warm-up
 /// included) and tagged with their load: `base`, or `base` + the load they carry (a combined
 /// document's); returns the number added to their indexes.
-fn append_rounds(rounds: &mut Vec<Round>, next: Vec<Round>, base: u32) -> u32 {
-    let offset = rounds.iter().map(|r| r.index + 1).max().unwrap_or(0);
-    rounds.extend(next.into_iter().map(|r| Round {
-        index: r.index + offset,
-        load: Some(base.saturating_add(r.load.unwrap_or(0))),
-        ..r
+fn append_rounds<T: LoadRound>(rounds: &mut Vec<T>, next: Vec<T>, base: u32) -> u32 {
+    let offset = rounds.iter().map(|r| r.index() + 1).max().unwrap_or(0);
+    rounds.extend(next.into_iter().map(|mut r| {
+        *r.index_mut() += offset;
+        let load = r.load().unwrap_or(0);
+        *r.load_mut() = Some(base.saturating_add(load));
+        r
     }));
     offset
 }
@@ -395,13 +430,7 @@ fn append_handoff(
     }
     h.config.runs += next.config.runs;
     h.config.warmup += next.config.warmup;
-    let offset = h.rounds.iter().map(|r| r.index + 1).max().unwrap_or(0);
-    h.rounds
-        .extend(next.rounds.into_iter().map(|r| HandoffRound {
-            index: r.index + offset,
-            load: Some(base.saturating_add(r.load.unwrap_or(0))),
-            ..r
-        }));
+    append_rounds(&mut h.rounds, next.rounds, base);
     merge_error(&mut h.error, next.error, label);
     for (p, n) in h.peers.iter_mut().zip(next.peers) {
         merge_error(&mut p.error, n.error, label);
