@@ -308,7 +308,7 @@ impl Content {
         debug_assert_eq!(img.len(), PAGE_SIZE);
         let n = self.page_bytes(page);
         if n < PAGE_SIZE {
-            self.put_page(page, &img);
+            self.store(page, 0, &img[..n]);
             return;
         }
         let old = self.pages.insert(page, img).map_or(0, |c| c.len());
