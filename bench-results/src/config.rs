@@ -169,10 +169,11 @@ impl RunConfig {
     }
 
     /// Whether the backend `name` passes the filters (empty: every backend but the
-    /// `-whole-pages` references). A filter selects the names that contain it; the references
-    /// that price one design choice ([`crate::goals::LEVER_REFERENCES`]: `-exclusive`,
-    /// `-whole-pages`) only by a filter that says so (`exclusive`, `whole-pages`), so that
-    /// `ours-memory-strict` selects one backend.
+    /// `-whole-pages` references and the `-twin` control). A filter selects the names that
+    /// contain it; the references that price one design choice and the A/A control
+    /// ([`crate::goals::LEVER_REFERENCES`]: `-exclusive`, `-whole-pages`, `-twin`) only by a
+    /// filter that says so (`exclusive`, `whole-pages`, `twin`), so that `ours-memory-strict`
+    /// and `sqlite-memvfs` each select one backend.
     pub fn selects_backend(&self, name: &str) -> bool {
         backend_selected(&self.backends, name)
     }

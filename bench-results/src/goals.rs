@@ -236,7 +236,13 @@ pub const EXCLUSIVE_SUFFIX: &str = "-exclusive";
 /// installed with `log_patches: false`), for the `patches` goal.
 pub const WHOLE_PAGES_SUFFIX: &str = "-whole-pages";
 
-/// One of our references that exists to price one design choice
+/// Suffix of the memory reference's twin (`sqlite-memvfs-twin`: the reference run a second
+/// time in every round), the A/A control: its ratio to the reference is what the method
+/// reports when there is no difference to find.
+pub const TWIN_SUFFIX: &str = "-twin";
+
+/// A backend that runs only when asked for, or in every unfiltered run: one of our references
+/// that exists to price one design choice, or the A/A control
 /// ([`crate::config::RunConfig::selects_backend`]).
 #[derive(Clone, Copy, Debug)]
 pub struct LeverReference {
@@ -249,8 +255,9 @@ pub struct LeverReference {
 }
 
 /// The lever references: sharing (`-exclusive`, in every unfiltered run) and patches
-/// (`-whole-pages`, only when asked for: two more backends would lengthen every full run).
-pub const LEVER_REFERENCES: [LeverReference; 2] = [
+/// (`-whole-pages`, only when asked for: two more backends would lengthen every full run); and
+/// the A/A control (`-twin`, only when asked for).
+pub const LEVER_REFERENCES: [LeverReference; 3] = [
     LeverReference {
         suffix: EXCLUSIVE_SUFFIX,
         word: "exclusive",
@@ -259,6 +266,11 @@ pub const LEVER_REFERENCES: [LeverReference; 2] = [
     LeverReference {
         suffix: WHOLE_PAGES_SUFFIX,
         word: "whole-pages",
+        by_default: false,
+    },
+    LeverReference {
+        suffix: TWIN_SUFFIX,
+        word: "twin",
         by_default: false,
     },
 ];

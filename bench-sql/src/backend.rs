@@ -46,6 +46,14 @@ pub const DB_NAME: &str = "bench.db";
 /// and natively (`native::MemvfsBackend`), so ratios to it mean the same on both.
 pub const MEMVFS_NAME: &str = "sqlite-memvfs";
 
+/// Name of the A/A control: the memory reference a second time, its files beside the
+/// reference's in the same memory VFS, run once in every round like any backend and paired
+/// with the reference. It differs from the reference in nothing but its name and its place in
+/// each round's order, so its ratio to the reference (1.00 if the method had no bias and no
+/// noise) shows what the method reports when there is no difference to find. Selected only by
+/// a filter that says `twin` (`bench_results::goals::TWIN_SUFFIX`).
+pub const MEMVFS_TWIN_NAME: &str = "sqlite-memvfs-twin";
+
 /// Pragmas every connection gets after opening: SQLite's defaults, stated so that a changed
 /// default cannot change what is measured. `:memory:` keeps `journal_mode=memory` whatever is
 /// asked.

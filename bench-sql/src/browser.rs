@@ -11,6 +11,7 @@
 //! | `sqlite-memvfs` | sqlite-wasm-rs' memory VFS (`memvfs`), the memory-only reference | none | no | no |
 //! | `sahpool` | sqlite-wasm-vfs 0.3 `sahpool` on OPFS, the incumbent | flush on every xSync | yes | no |
 //! | `ours-{disk,memory}-{strict,relaxed,balanced}` | our VFS over a volume on [`OpfsStorage`] | per level | yes | yes |
+//! | `sqlite-memvfs-twin` | the reference again (only when a filter says `twin`): the A/A control | none | no | no |
 //!
 //! Each backend works in its own OPFS directory under a root chosen by the caller, a new one
 //! for every run (`<root>/<backend>-<n>`), removed by `cleanup`; every SQLite VFS registration
@@ -50,7 +51,7 @@ use crate::runner::{run_rounds, Ours, Plan, Progress};
 use crate::sql::DEFAULT_SEED;
 use crate::BenchError;
 
-pub use crate::backend::MEMVFS_NAME;
+pub use crate::backend::{MEMVFS_NAME, MEMVFS_TWIN_NAME};
 
 // ----------------------------------------------------------------------------------------
 // Shared helpers
@@ -563,12 +564,26 @@ pub const MEMVFS: &str = "memvfs";
 /// not persistent. Its files would outlive the connection inside the worker, so close removes
 /// them: nothing outlives the connection, and there is nothing to reopen (the runner skips
 /// sync, reopen and verification; the result shows them as `null`, not applicable).
+///
+/// [`MemvfsBackend::twin`] is the same backend under [`MEMVFS_TWIN_NAME`], paired with this
+/// one: the A/A control.
 #[derive(Debug, Default)]
 pub struct MemvfsBackend {
     file: Option<String>,
+    /// The A/A control ([`MEMVFS_TWIN_NAME`]), not the reference.
+    twin: bool,
 }
 
 impl MemvfsBackend {
+    /// The A/A control: the reference again, under [`MEMVFS_TWIN_NAME`], with the reference as
+    /// its reference.
+    pub fn twin() -> Self {
+        Self {
+            file: None,
+            twin: true,
+        }
+    }
+
     /// Removes the database and its journal from the memory VFS.
     fn remove_files(&self) -> Result<(), BenchError> {
         let Some(file) = &self.file else {
@@ -592,7 +607,12 @@ impl MemvfsBackend {
 
 impl SqlBackend for MemvfsBackend {
     fn name(&self) -> String {
-        MEMVFS_NAME.to_owned()
+        if self.twin {
+            MEMVFS_TWIN_NAME
+        } else {
+            MEMVFS_NAME
+        }
+        .to_owned()
     }
 
     fn durability(&self) -> &'static str {
@@ -692,6 +712,8 @@ impl BrowserBackend {
                 Durability::Strict,
             )));
         }
+        // The A/A control (selected only by a filter that says `twin`).
+        v.push(Self::Memvfs(MemvfsBackend::twin()));
         v
     }
 

@@ -93,7 +93,7 @@ impl SqlBackend for MemoryBackend {
 // memvfs: the browser's memory reference, natively
 // ----------------------------------------------------------------------------------------
 
-pub use crate::backend::MEMVFS_NAME;
+pub use crate::backend::{MEMVFS_NAME, MEMVFS_TWIN_NAME};
 
 /// Clock, randomness and sleep for memvfs (SQLite asks its VFS for them).
 struct NativeOs;
@@ -147,12 +147,25 @@ fn clock_seed() -> u64 {
 /// installed it. This backend installs it on first open; use it from one thread only (the
 /// benchmark binary is single-threaded; it is not in [`NativeBackend::all`], which the
 /// crate's multi-threaded tests run).
+///
+/// [`MemvfsBackend::twin`] is the same backend under [`MEMVFS_TWIN_NAME`], with this one as
+/// its reference: the A/A control.
 #[derive(Debug, Default)]
 pub struct MemvfsBackend {
     file: Option<String>,
+    /// The A/A control ([`MEMVFS_TWIN_NAME`]), not the reference.
+    twin: bool,
 }
 
 impl MemvfsBackend {
+    /// The A/A control: memvfs again, under [`MEMVFS_TWIN_NAME`], with memvfs as its reference.
+    pub fn twin() -> Self {
+        Self {
+            file: None,
+            twin: true,
+        }
+    }
+
     fn util() -> Result<rsqlite_vfs::memvfs::MemVfsUtil, BenchError> {
         // Safety: memvfs is installed and used on one thread only (the benchmark binary's, or
         // the one test that uses it; see the type's docs). Other threads may register other
@@ -179,7 +192,12 @@ impl MemvfsBackend {
 
 impl SqlBackend for MemvfsBackend {
     fn name(&self) -> String {
-        MEMVFS_NAME.to_owned()
+        if self.twin {
+            MEMVFS_TWIN_NAME
+        } else {
+            MEMVFS_NAME
+        }
+        .to_owned()
     }
 
     fn durability(&self) -> &'static str {
@@ -191,11 +209,19 @@ impl SqlBackend for MemvfsBackend {
     }
 
     fn meta(&self) -> BackendMeta {
-        bundled_meta(
+        let meta = bundled_meta(
             self,
             "rsqlite-vfs memvfs over SQLite (bundled), journal_mode=delete; database and \
              journal in the process's memory",
-        )
+        );
+        if self.twin {
+            BackendMeta {
+                reference: Some(MEMVFS_NAME.to_owned()),
+                ..meta
+            }
+        } else {
+            meta
+        }
     }
 
     async fn prepare(&mut self) -> Result<(), BenchError> {
@@ -635,6 +661,8 @@ impl NativeBackend {
                 .into_iter()
                 .map(|b| Self::Ours(b.with_reference(MEMVFS_NAME))),
         );
+        // The A/A control (selected only by a filter that says `twin`).
+        v.push(Self::Memvfs(MemvfsBackend::twin()));
         v
     }
 }
@@ -733,12 +761,20 @@ mod tests {
                 b.name()
             );
         }
+        // The A/A control is listed last, under its own name, paired with memvfs.
+        let twin = all.last().unwrap();
+        assert_eq!(twin.name(), MEMVFS_TWIN_NAME);
+        assert!(MEMVFS_TWIN_NAME.ends_with(bench_results::goals::TWIN_SUFFIX));
+        assert_ne!(all[1].meta().reference.as_deref(), Some(MEMVFS_NAME));
         let mut memvfs = MemvfsBackend::default();
-        let s = block_on(run_suite(&mut memvfs, &suite)).unwrap();
-        assert_eq!(s.cases.len(), 16);
-        assert!(s.phases.reopen_ms.is_none());
-        let b = block_on(run_batch(&mut memvfs, &batch)).unwrap();
-        assert_eq!(b.rows, 200);
+        let mut twin = MemvfsBackend::twin();
+        for b in [&mut memvfs, &mut twin] {
+            let s = block_on(run_suite(b, &suite)).unwrap();
+            assert_eq!(s.cases.len(), 16);
+            assert!(s.phases.reopen_ms.is_none());
+            let r = block_on(run_batch(b, &batch)).unwrap();
+            assert_eq!(r.rows, 200);
+        }
         let left = MemvfsBackend::util().unwrap().names().unwrap();
         assert!(left.is_empty(), "files left in memvfs: {left:?}");
     }

@@ -544,6 +544,13 @@ mod tests {
         assert!(!resolve("{}")
             .unwrap()
             .selects_backend("ours-memory-strict-whole-pages"));
+        // The A/A control only when named: the reference's own filter selects the reference.
+        assert!(!resolve("{}").unwrap().selects_backend("sqlite-memvfs-twin"));
+        let r = resolve(r#"{"backends":["sqlite-memvfs"]}"#).unwrap();
+        assert!(r.selects_backend("sqlite-memvfs"));
+        assert!(!r.selects_backend("sqlite-memvfs-twin"));
+        let t = resolve(r#"{"backends":["sqlite-memvfs","sqlite-memvfs-twin"]}"#).unwrap();
+        assert!(t.selects_backend("sqlite-memvfs") && t.selects_backend("sqlite-memvfs-twin"));
         assert_eq!(c.files, 10);
         assert_eq!(c.commit.as_deref(), Some("abc123"));
         let all = resolve(r#"{"backends":["all"]}"#).unwrap();
