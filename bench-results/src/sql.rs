@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::goals::GoalCheck;
-use crate::stats::Bootstrap;
+use crate::stats::{Bootstrap, RatioStat};
 use crate::summary::{BackendSummary, RatioSummary};
 
 /// The SQL engine a backend runs.
@@ -399,6 +399,51 @@ impl SqlSection {
             })
             .max_by(|a, b| a.0.total_cmp(&b.0))
     }
+
+    /// What the A/A control measured (summarized sections; `None` if no backend named
+    /// `…`[`crate::goals::TWIN_SUFFIX`] ran with ratios): the reference again, paired with it,
+    /// so every difference it shows is the method's bias or noise.
+    pub fn aa_control(&self) -> Option<AaControl<'_>> {
+        let b = self
+            .backends
+            .iter()
+            .find(|b| b.meta.name.ends_with(crate::goals::TWIN_SUFFIX))?;
+        let r = b.ratios.as_ref()?;
+        let cases: Vec<_> = r.cases.iter().filter_map(|c| c.ratio).collect();
+        let medians = cases.iter().map(|c| c.median);
+        Some(AaControl {
+            name: &b.meta.name,
+            total: r.total,
+            case_medians: medians
+                .clone()
+                .reduce(f64::min)
+                .zip(medians.reduce(f64::max)),
+            cases_with_interval: cases.iter().filter(|c| c.lo.is_some()).count(),
+            cases_excluding_one: cases
+                .iter()
+                .filter(|c| match (c.lo, c.hi) {
+                    (Some(lo), Some(hi)) => lo > 1.0 || hi < 1.0,
+                    _ => false,
+                })
+                .count(),
+        })
+    }
+}
+
+/// The A/A control's ratios to the reference ([`SqlSection::aa_control`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AaControl<'a> {
+    /// Its name (`sqlite-memvfs-twin`).
+    pub name: &'a str,
+    /// Its 16-case total ratio.
+    pub total: Option<RatioStat>,
+    /// The smallest and largest median of its per-case ratios.
+    pub case_medians: Option<(f64, f64)>,
+    /// Cases whose ratio has an interval.
+    pub cases_with_interval: usize,
+    /// Of those, the cases whose interval lies wholly above or below 1.00: what the method
+    /// would call a difference where there is none.
+    pub cases_excluding_one: usize,
 }
 
 /// The memory reference of `b` among `backends`: its `reference` if that backend is there,

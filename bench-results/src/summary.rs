@@ -438,6 +438,33 @@ mod tests {
         assert_eq!(both.median, 1.0);
     }
 
+    /// The A/A control is found by its suffix; a case whose interval lies off 1.00 counts
+    /// as a false difference, one whose interval holds 1.00 does not.
+    #[test]
+    fn aa_control_counts_the_intervals_that_exclude_one() {
+        let reference = |r: u32| 100.0 + 10.0 * f64::from(r);
+        let times = |f: f64| (1..=12).map(|r| run(r, f * reference(r))).collect();
+        let mut sql = SqlSection {
+            backends: vec![backend("ref", times(1.0)), backend("ref-twin", times(1.0))],
+            ..SqlSection::default()
+        };
+        assert_eq!(sql.aa_control(), None, "not summarized: no ratios");
+        sql.summarize(&Bootstrap::default());
+        let aa = sql.aa_control().unwrap();
+        assert_eq!(aa.name, "ref-twin");
+        assert_eq!(aa.total.unwrap().median, 1.0);
+        assert_eq!(aa.case_medians, Some((1.0, 1.0)));
+        assert_eq!((aa.cases_with_interval, aa.cases_excluding_one), (1, 0));
+        // A twin 3 % slower in every round: its one case's interval lies above 1.00.
+        sql.backends[1] = backend("ref-twin", times(1.03));
+        sql.summarize(&Bootstrap::default());
+        let aa = sql.aa_control().unwrap();
+        assert_eq!((aa.cases_with_interval, aa.cases_excluding_one), (1, 1));
+        // Without a twin there is no control.
+        sql.backends.pop();
+        assert_eq!(sql.aa_control(), None);
+    }
+
     #[test]
     fn ranks_share_ties() {
         assert_eq!(

@@ -19,7 +19,7 @@ use bench_results::goals::{
 use bench_results::handoff::{HandoffSection, HANDLES_CONCURRENT, HANDLES_EXCLUSIVE};
 use bench_results::raw::RawSuite;
 use bench_results::scale::{ScaleMeasure, ScaleRun, ScaleSection};
-use bench_results::sql::{PhysicalCounters, SqlBackendResult, SqlSection};
+use bench_results::sql::{AaControl, PhysicalCounters, SqlBackendResult, SqlSection};
 use bench_results::summary::BackendSummary;
 use bench_results::{Document, RatioStat, Stat, Suite};
 
@@ -632,6 +632,9 @@ fn headline(out: &mut String, entries: &[Entry]) {
                 w * 100.0
             );
         }
+        if let Some(aa) = e.doc.sql.as_ref().and_then(SqlSection::aa_control) {
+            let _ = writeln!(out, "  - {}", aa_note(&aa));
+        }
         let strict: Vec<&GoalCheck> = e
             .doc
             .sql
@@ -671,6 +674,28 @@ fn headline(out: &mut String, entries: &[Entry]) {
         );
     }
     out.push('\n');
+}
+
+/// The headline's note on the A/A control: its total and per-case ratios, and how many of its
+/// per-case intervals would call a difference where there is none.
+fn aa_note(aa: &AaControl<'_>) -> String {
+    let mut s = format!(
+        "A/A control (`{}`: the reference run again in every round, paired with it): 16-case \
+         total {}",
+        aa.name,
+        ratio_cell(aa.total.as_ref())
+    );
+    if let Some((lo, hi)) = aa.case_medians {
+        let _ = write!(s, "; per case, medians {lo:.2}–{hi:.2}×");
+    }
+    if aa.cases_with_interval > 0 {
+        let _ = write!(
+            s,
+            ", {} of {} intervals exclude 1.00 (differences it would report where there are none)",
+            aa.cases_excluding_one, aa.cases_with_interval
+        );
+    }
+    s
 }
 
 /// The goal checks, per browser: one row per check, except the per-case peer goal, which is
