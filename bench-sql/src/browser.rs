@@ -686,8 +686,9 @@ pub enum BrowserBackend {
 }
 
 impl BrowserBackend {
-    /// Every browser backend, reference first: memvfs, sahpool, then ours in the six
-    /// configurations. OPFS directories go under `root`.
+    /// Every browser backend, reference first: memvfs, sahpool, ours in the six
+    /// configurations, the `-exclusive` and `-whole-pages` references, and the A/A control
+    /// last. OPFS directories go under `root`.
     pub fn all(root: &str) -> Vec<Self> {
         let mut v = vec![
             Self::Memvfs(MemvfsBackend::default()),

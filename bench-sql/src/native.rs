@@ -648,8 +648,8 @@ impl NativeBackend {
     }
 
     /// As [`NativeBackend::all`], with memvfs ([`MemvfsBackend`]) as the reference of the
-    /// unix file and our backends, listed after `:memory:`. memvfs is single-threaded: run
-    /// these on one thread.
+    /// unix file and our backends, listed after `:memory:`, and its twin (the A/A control)
+    /// last. memvfs is single-threaded: run these on one thread.
     pub fn all_against_memvfs(base: &Path) -> Vec<Self> {
         let mut v = vec![
             Self::Memory(MemoryBackend),
