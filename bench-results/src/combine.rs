@@ -292,35 +292,27 @@ trait LoadRound {
     fn load(&self) -> Option<u32>;
 }
 
-impl LoadRound for Round {
-    fn index(&self) -> u32 {
-        self.index
-    }
-    fn index_mut(&mut self) -> &mut u32 {
-        &mut self.index
-    }
-    fn load_mut(&mut self) -> &mut Option<u32> {
-        &mut self.load
-    }
-    fn load(&self) -> Option<u32> {
-        self.load
-    }
+/// [`LoadRound`] over the `index` and `load` fields, which [`Round`] and [`HandoffRound`] share.
+macro_rules! load_round {
+    ($($t:ty),+) => {$(
+        impl LoadRound for $t {
+            fn index(&self) -> u32 {
+                self.index
+            }
+            fn index_mut(&mut self) -> &mut u32 {
+                &mut self.index
+            }
+            fn load_mut(&mut self) -> &mut Option<u32> {
+                &mut self.load
+            }
+            fn load(&self) -> Option<u32> {
+                self.load
+            }
+        }
+    )+};
 }
 
-impl LoadRound for HandoffRound {
-    fn index(&self) -> u32 {
-        self.index
-    }
-    fn index_mut(&mut self) -> &mut u32 {
-        &mut self.index
-    }
-    fn load_mut(&mut self) -> &mut Option<u32> {
-        &mut self.load
-    }
-    fn load(&self) -> Option<u32> {
-        self.load
-    }
-}
+load_round!(Round, HandoffRound);
 
 /// A run that records its round ([`crate::sql::RunSample`], [`crate::fs::LifecycleRun`]).
 trait InRound {
