@@ -54,6 +54,16 @@ pub const MEMVFS_NAME: &str = "sqlite-memvfs";
 /// a filter that says `twin` (`bench_results::goals::TWIN_SUFFIX`).
 pub const MEMVFS_TWIN_NAME: &str = "sqlite-memvfs-twin";
 
+/// The name of the memory reference ([`MEMVFS_NAME`]) or of its twin ([`MEMVFS_TWIN_NAME`]),
+/// for the browser's and the native memvfs backends alike.
+pub fn memvfs_name(twin: bool) -> &'static str {
+    if twin {
+        MEMVFS_TWIN_NAME
+    } else {
+        MEMVFS_NAME
+    }
+}
+
 /// Pragmas every connection gets after opening: SQLite's defaults, stated so that a changed
 /// default cannot change what is measured. `:memory:` keeps `journal_mode=memory` whatever is
 /// asked.

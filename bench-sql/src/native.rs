@@ -192,12 +192,7 @@ impl MemvfsBackend {
 
 impl SqlBackend for MemvfsBackend {
     fn name(&self) -> String {
-        if self.twin {
-            MEMVFS_TWIN_NAME
-        } else {
-            MEMVFS_NAME
-        }
-        .to_owned()
+        crate::backend::memvfs_name(self.twin).to_owned()
     }
 
     fn durability(&self) -> &'static str {
