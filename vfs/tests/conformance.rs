@@ -1139,6 +1139,48 @@ fn spills_do_not_start_the_flush_clock<B: Backend>(cx: &mut Ctx<B>) {
     v.close().unwrap();
 }
 
+/// Balanced hints the storage to flush ahead (`PhysicalFile::flush_ahead`) after each
+/// write-out whose flush it defers, on the log only; a flush that is due is made, not hinted.
+/// Strict and Relaxed never hint (Strict flushes at once; Relaxed writes every commit, and a
+/// hint per write would flush per commit in the background).
+fn deferred_flushes_are_hinted_ahead<B: Backend>(cx: &mut Ctx<B>) {
+    cx.opts.write_buffer_bytes = 16 << 10;
+    cx.opts.max_flush_delay = std::time::Duration::from_secs(3600);
+    let balanced = cx.durability() == Durability::Balanced;
+    let mut v = cx.mount();
+    let f = v.create("f").unwrap();
+    v.flush().unwrap();
+    let before = v.counters();
+    for k in 0..12u64 {
+        v.write(f, k << 13, &pattern(8 << 10, 700 + k)).unwrap();
+        v.commit().unwrap();
+    }
+    let c = v.counters().since(&before);
+    let log = c.file(PhysicalFileId::Log);
+    assert_eq!(c.file(PhysicalFileId::Data).flush_aheads, 0, "{c:?}");
+    if balanced {
+        // Each write-out holds about two commits' frames (8 KiB pages, a 16 KiB buffer).
+        assert!(log.writes >= 4, "{c:?}");
+        assert_eq!(log.flushes, 0, "the flushes are an hour away: {c:?}");
+        assert_eq!(
+            log.flush_aheads, log.writes,
+            "one hint per write-out: {c:?}"
+        );
+    } else {
+        assert_eq!(log.flush_aheads, 0, "{:?}: {c:?}", cx.durability());
+    }
+    assert_eq!(
+        log.calls(),
+        log.writes + log.flushes,
+        "hints are not calls: {c:?}"
+    );
+    let before = v.counters();
+    v.flush().unwrap();
+    let c = v.counters().since(&before);
+    assert_eq!(c.total().flush_aheads, 0, "a due flush is made: {c:?}");
+    v.close().unwrap();
+}
+
 /// Balanced keeps commits unwritten; a write-out writes them as one commit: each file's last
 /// length and the last image of each page. The log loses the superseded images; every page is
 /// read where the group put it (from the writer's memory and, once later writes have replaced
@@ -2028,6 +2070,10 @@ macro_rules! suite {
             #[test]
             fn spills_do_not_start_the_flush_clock() {
                 for_all_configs::<$backend>(super::spills_do_not_start_the_flush_clock);
+            }
+            #[test]
+            fn deferred_flushes_are_hinted_ahead() {
+                for_all_configs::<$backend>(super::deferred_flushes_are_hinted_ahead);
             }
             #[test]
             fn buffered_commits_are_written_as_one() {

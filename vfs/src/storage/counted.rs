@@ -26,6 +26,8 @@ pub struct FileCounters {
     /// Bytes the successful flushes made durable: at each, the bytes passed to successful
     /// `write_at` calls on the file since its previous flush (what the flush had to carry).
     pub flushed_bytes: u64,
+    /// [`PhysicalFile::flush_ahead`] hints (not calls: [`FileCounters::calls`] leaves them out).
+    pub flush_aheads: u64,
     /// `len` calls.
     pub len_calls: u64,
     /// `set_len` calls.
@@ -53,6 +55,7 @@ impl FileCounters {
         self.written_bytes += o.written_bytes;
         self.flushes += o.flushes;
         self.flushed_bytes += o.flushed_bytes;
+        self.flush_aheads += o.flush_aheads;
         self.len_calls += o.len_calls;
         self.set_len_calls += o.set_len_calls;
         self.read_ns += o.read_ns;
@@ -75,6 +78,7 @@ impl FileCounters {
             written_bytes: self.written_bytes - o.written_bytes,
             flushes: self.flushes - o.flushes,
             flushed_bytes: self.flushed_bytes - o.flushed_bytes,
+            flush_aheads: self.flush_aheads - o.flush_aheads,
             len_calls: self.len_calls - o.len_calls,
             set_len_calls: self.set_len_calls - o.set_len_calls,
             read_ns: self.read_ns - o.read_ns,
@@ -245,6 +249,11 @@ impl PhysicalFile for CountedFile<'_> {
         self.timed(|c| &mut c.flush_ns, |f| f.flush())?;
         self.counters.flushed_bytes += std::mem::take(self.unflushed);
         Ok(())
+    }
+
+    fn flush_ahead(&mut self) {
+        self.counters.flush_aheads += 1;
+        self.file.flush_ahead();
     }
 }
 

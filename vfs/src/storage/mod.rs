@@ -16,6 +16,9 @@
 //! - [`PhysicalFile::flush`] is the only durability barrier. Until it returns, any write since
 //!   the previous flush may be lost, kept, or torn (a prefix kept) after power loss,
 //!   independently of the others. The volume's commit protocol is built on exactly this.
+//! - [`PhysicalFile::flush_ahead`] is a hint, never a barrier: a backend may start making the
+//!   writes so far durable off this thread (OPFS in Chromium: a helper worker's own handle), or
+//!   do nothing. The volume relies on it for nothing; only a later `flush` counts.
 //! - Calls are synchronous. Nothing here is `Send`: OPFS handles live in one worker.
 //!
 //! Every call is counted ([`Counters`]); the benchmarks report these beside the times.
@@ -144,6 +147,11 @@ pub trait PhysicalFile {
     fn set_len(&mut self, len: u64) -> StorageResult<()>;
     /// Durability barrier: returns once every earlier write survives power loss.
     fn flush(&mut self) -> StorageResult<()>;
+    /// A hint: start making the writes so far durable in the background, where the backend can
+    /// do that off this thread, so that the next [`PhysicalFile::flush`] finds less to wait
+    /// for. It promises nothing and reports nothing: the volume still calls `flush` wherever
+    /// it needs a barrier. The default does nothing.
+    fn flush_ahead(&mut self) {}
 }
 
 /// The fixed set of physical files a volume lives in.

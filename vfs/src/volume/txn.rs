@@ -549,12 +549,20 @@ impl<S: Storage> Volume<S> {
             (Durability::Balanced, _) => {
                 self.log.oldest_unwritten.get_or_insert(now);
                 let due = overdue(self.log.oldest_unwritten);
-                if due || self.log.buf.len() >= self.opts.write_buffer_bytes {
+                let write = due || self.log.buf.len() >= self.opts.write_buffer_bytes;
+                if write {
                     self.write_out_with(now, Some(inflight))
                         .map_err(DurableError::Failed)?;
                 }
                 if due || overdue(self.log.oldest_unflushed) {
                     self.flush_log().map_err(DurableError::Unknown)?;
+                } else if write {
+                    // The flush these bytes need comes later, on a commit's path or the
+                    // worker's deadline timer: let the storage start it now where it can do so
+                    // off this thread (Chromium: `storage/opfs.rs`, "Flush ahead"). Only here:
+                    // Strict flushes at once, and Relaxed writes every commit, where a hint
+                    // per write would flush per commit in the background.
+                    self.storage.file(PhysicalFileId::Log).flush_ahead();
                 }
                 Ok(())
             }
