@@ -334,6 +334,51 @@ fn is_chromium() -> bool {
     ua.contains("Chrome/")
 }
 
+/// Flush ahead (`storage/opfs.rs`): a storage with concurrent handles (Chromium) starts a
+/// helper worker, and only then; hints go out between writes and change nothing a reader sees.
+/// Dropped, the storage's helper closes its own handles before the next open or removal goes
+/// on: an exclusive open right after the drop succeeds, and so does removing the directory
+/// right after a drop with a hint in flight.
+#[wasm_bindgen_test]
+async fn flush_ahead_helper_where_handles_are_concurrent() {
+    let dir = unique_dir("ahead");
+    let mut a = OpfsStorage::open_with(&dir, HandleMode::Concurrent)
+        .await
+        .unwrap();
+    assert_eq!(
+        a.flushes_ahead(),
+        a.is_concurrent(),
+        "a helper exactly there"
+    );
+    assert_eq!(a.flushes_ahead(), is_chromium());
+    let log = PhysicalFileId::Log;
+    for k in 0..20u8 {
+        a.file(log)
+            .write_at(u64::from(k) << 12, &[k; 4096])
+            .unwrap();
+        a.file(log).flush_ahead();
+    }
+    a.file(log).flush().unwrap();
+    assert_eq!(read_vec(a.file(log), 19 << 12, 4096), [19; 4096]);
+    drop(a);
+    let mut b = OpfsStorage::open(&dir)
+        .await
+        .unwrap_or_else(|e| panic!("exclusive open right after the drop: {e}"));
+    assert!(!b.flushes_ahead(), "exclusive handles: no helper");
+    b.file(log).flush_ahead(); // a no-op
+    assert_eq!(read_vec(b.file(log), 5 << 12, 4096), [5; 4096]);
+    drop(b);
+    let mut c = OpfsStorage::open_with(&dir, HandleMode::Concurrent)
+        .await
+        .unwrap();
+    c.file(log).write_at(0, &[1; 1 << 16]).unwrap();
+    c.file(log).flush_ahead();
+    drop(c);
+    OpfsStorage::remove_dir(&dir)
+        .await
+        .unwrap_or_else(|e| panic!("remove right after the drop: {e}"));
+}
+
 /// `HandleMode::Concurrent`: in Chromium two storages on one directory are open at once, see
 /// each other's writes and sizes, keep their handles over `release` (which stops every call)
 /// and `reopen` (which opens nothing), and an exclusive open is refused while either is open.

@@ -32,14 +32,36 @@
 //!   `createSyncAccessHandle()` becomes [`StorageError::Busy`].
 //! - `getSize()` and `truncate()` are full calls (about 0.1–0.3 ms each in Firefox): the volume
 //!   only calls [`PhysicalFile::len`] at mount, so no size is cached here.
+//!
+//! # Flush ahead (Chromium)
+//! `flush()` blocks the worker until the disk has the bytes: milliseconds per MiB. Where the
+//! handles are concurrent ([`HandleMode::Concurrent`] in a browser that offers it), the storage
+//! starts a helper: a nested dedicated worker, from a Blob URL, with its own `readwrite-unsafe`
+//! handles on the two files. [`PhysicalFile::flush_ahead`] posts it a message and returns; the
+//! helper calls `flush()` on its handle while this worker goes on. Both handles are the same
+//! file underneath, so the helper's flush makes this worker's writes durable, and the volume's
+//! own `flush()` later finds little left to wait for. Measured (Chromium 156, this machine, one
+//! run: 2 MiB written, 8.6 ms of CPU work, then `flush()`): the flush took 3.6 ms, 0.2 ms when
+//! the helper had flushed during the work, which itself took 8.6 and 8.7 ms. The volume still
+//! calls its own `flush()` wherever it needs a barrier: the helper is a hint, and ignores its
+//! errors. Where no helper starts (exclusive handles, Firefox, a page whose Content Security
+//! Policy forbids `blob:` workers) the hint does nothing. Dropping the storage asks the helper
+//! to close its handles; [`OpfsStorage::open_with`] and [`OpfsStorage::remove_dir`] first wait
+//! for that (at most [`HELPER_CLOSE_TIMEOUT_MS`], after which the helper is terminated), so a
+//! helper never makes them fail with [`StorageError::Busy`].
+
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use js_sys::{Array, Function, Promise, Reflect};
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    DedicatedWorkerGlobalScope, DomException, FileSystemDirectoryHandle, FileSystemFileHandle,
-    FileSystemGetDirectoryOptions, FileSystemGetFileOptions, FileSystemReadWriteOptions,
-    FileSystemRemoveOptions, FileSystemSyncAccessHandle,
+    Blob, BlobPropertyBag, DedicatedWorkerGlobalScope, DomException, FileSystemDirectoryHandle,
+    FileSystemFileHandle, FileSystemGetDirectoryOptions, FileSystemGetFileOptions,
+    FileSystemReadWriteOptions, FileSystemRemoveOptions, FileSystemSyncAccessHandle, Url, Worker,
+    WorkerGlobalScope,
 };
 
 use super::{PhysicalFile, PhysicalFileId, Storage, StorageError, StorageResult};
@@ -271,6 +293,8 @@ pub struct OpfsFile {
     /// Released to another tab or worker: every call fails, even with a handle kept open
     /// (concurrent handles).
     released: bool,
+    /// The storage's flush-ahead helper, if it has one (module docs, "Flush ahead").
+    ahead: Option<Rc<FlushAhead>>,
 }
 
 impl OpfsFile {
@@ -301,6 +325,7 @@ impl OpfsFile {
             file,
             handle: Some(handle),
             released: false,
+            ahead: None,
         })
     }
 
@@ -475,6 +500,159 @@ impl PhysicalFile for OpfsFile {
     fn flush(&mut self) -> StorageResult<()> {
         self.handle()?.flush().map_err(|e| js_error("flush", &e))
     }
+
+    fn flush_ahead(&mut self) {
+        if let (Some(ahead), false) = (&self.ahead, self.released) {
+            ahead.flush(self.id);
+        }
+    }
+}
+
+/// The flush-ahead helper's script (module docs, "Flush ahead"). Messages: `{open: [data, log]}`
+/// (file handles, in [`PhysicalFileId::index`] order), `{flush: index}`, `{close: true}` (it
+/// closes its handles, answers `{closed: true}` and ends). A flush asked for while one runs is
+/// made once after it. It keeps a handle only if the browser made it concurrent, so that it can
+/// never lock the volume's owner out. Every error is ignored: the volume's own `flush()` is the
+/// barrier, and reports them.
+const FLUSH_AHEAD_JS: &str = r#""use strict";
+let handles = [];
+let opened = Promise.resolve();
+const due = new Set();
+let scheduled = false;
+function run() {
+  scheduled = false;
+  for (const i of due) {
+    due.delete(i);
+    const h = handles[i];
+    if (h) { try { h.flush(); } catch (_) {} }
+  }
+}
+onmessage = (e) => {
+  const m = e.data;
+  if (m.open) {
+    opened = Promise.all(m.open.map((f) => f.createSyncAccessHandle({ mode: "readwrite-unsafe" })
+      .then((h) => (h.mode === "readwrite-unsafe" ? h : (h.close(), null)), () => null)))
+      .then((hs) => { handles = hs; });
+  } else if (m.close) {
+    const done = () => {
+      for (const h of handles) { if (h) { try { h.close(); } catch (_) {} } }
+      handles = [];
+      postMessage({ closed: true });
+      close();
+    };
+    opened.then(done, done);
+  } else if (typeof m.flush === "number") {
+    due.add(m.flush);
+    if (!scheduled) { scheduled = true; opened.then(() => setTimeout(run, 0)); }
+  }
+};
+"#;
+
+/// How long a dropped storage's helper may take to close its handles before it is terminated.
+pub const HELPER_CLOSE_TIMEOUT_MS: i32 = 2_000;
+
+thread_local! {
+    /// Helpers asked to close, whose handles may still be open: each promise resolves when its
+    /// helper has closed them, or after [`HELPER_CLOSE_TIMEOUT_MS`].
+    static CLOSING: RefCell<Vec<Promise>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Waits until every dropped storage's helper has closed its handles (or was terminated).
+async fn helpers_closed() {
+    let closing = CLOSING.with(|c| std::mem::take(&mut *c.borrow_mut()));
+    for p in closing {
+        // The promise only resolves.
+        let _ = JsFuture::from(p).await;
+    }
+}
+
+/// A message object `{key: value}`.
+fn message(key: &str, value: &JsValue) -> Option<js_sys::Object> {
+    let m = js_sys::Object::new();
+    Reflect::set(&m, &JsValue::from_str(key), value).ok()?;
+    Some(m)
+}
+
+/// A running flush-ahead helper (module docs, "Flush ahead"), shared by the storage's two
+/// files. Dropping it asks the helper to close its handles.
+#[derive(Debug)]
+struct FlushAhead {
+    worker: Worker,
+    url: String,
+}
+
+impl FlushAhead {
+    /// Starts a helper on `files` (in [`PhysicalFileId::index`] order), or `None` where the
+    /// browser refuses (no `Worker` in this scope, a Content Security Policy without `blob:`).
+    fn start(files: [&FileSystemFileHandle; 2]) -> Option<Self> {
+        let parts = Array::of1(&JsValue::from_str(FLUSH_AHEAD_JS));
+        let opts = BlobPropertyBag::new();
+        opts.set_type("text/javascript");
+        let blob = Blob::new_with_str_sequence_and_options(&parts, &opts).ok()?;
+        let url = Url::create_object_url_with_blob(&blob).ok()?;
+        let Ok(worker) = Worker::new(&url) else {
+            let _ = Url::revoke_object_url(&url);
+            return None;
+        };
+        // From here on, dropping `ahead` closes the helper.
+        let ahead = Self { worker, url };
+        let open = message("open", &Array::of2(files[0], files[1]))?;
+        ahead.worker.post_message(&open).ok()?;
+        Some(ahead)
+    }
+
+    /// Asks the helper to flush file `id` (a message; nothing waits for it).
+    fn flush(&self, id: PhysicalFileId) {
+        // A file index is 0 or 1.
+        #[allow(clippy::cast_possible_truncation)]
+        if let Some(m) = message("flush", &JsValue::from(id.index() as u32)) {
+            let _ = self.worker.post_message(&m);
+        }
+    }
+}
+
+impl Drop for FlushAhead {
+    fn drop(&mut self) {
+        let worker = self.worker.clone();
+        let closed = Promise::new(&mut |resolve, _reject| {
+            // Either the helper's answer or the timeout, whichever comes first: the helper
+            // is terminated (its handles close with it), and the promise resolves. The other
+            // callback then finds it resolved. (A `once_into_js` callback never called — the
+            // answer after a timeout — keeps its few bytes until the page unloads.)
+            let end = |w: Worker, r: Function| {
+                move |_: JsValue| {
+                    w.terminate();
+                    let _ = r.call0(&JsValue::UNDEFINED);
+                }
+            };
+            let answer = Closure::once_into_js(end(worker.clone(), resolve.clone()));
+            worker.set_onmessage(Some(answer.unchecked_ref()));
+            let timeout = Closure::once_into_js(end(worker.clone(), resolve.clone()));
+            let scheduled = js_sys::global()
+                .dyn_into::<WorkerGlobalScope>()
+                .ok()
+                .and_then(|g| {
+                    g.set_timeout_with_callback_and_timeout_and_arguments_0(
+                        timeout.unchecked_ref(),
+                        HELPER_CLOSE_TIMEOUT_MS,
+                    )
+                    .ok()
+                });
+            if scheduled.is_none() {
+                // No timer here (not a worker): end it now rather than wait forever.
+                worker.terminate();
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            }
+        });
+        match message("close", &JsValue::TRUE) {
+            Some(m) if self.worker.post_message(&m).is_ok() => {
+                CLOSING.with(|c| c.borrow_mut().push(closed));
+            }
+            // Cannot ask: terminate it (its handles close as it ends).
+            _ => self.worker.terminate(),
+        }
+        let _ = Url::revoke_object_url(&self.url);
+    }
 }
 
 /// Sync access handles opened by [`OpfsStorage::reopen`]; dropping them closes them.
@@ -508,6 +686,9 @@ impl OpfsStorage {
     /// does not make this fail (an exclusive one does), so the caller must serialise them.
     pub async fn open_with(dir_name: &str, mode: HandleMode) -> StorageResult<Self> {
         let parts = dir_components(dir_name)?;
+        // A storage dropped just before may have a helper whose handles are still open: an
+        // exclusive open would be refused while they are.
+        helpers_closed().await;
         let mut dir = opfs_root().await?;
         for part in parts {
             dir = sub_directory(&dir, part, true).await?;
@@ -516,12 +697,27 @@ impl OpfsStorage {
         let log = OpfsFile::open(&dir, dir_name, PhysicalFileId::Log, mode).await?;
         // Both or neither: one browser gives the same answer for both files.
         let concurrent = data.is_concurrent() && log.is_concurrent();
+        let mut files = [data, log];
+        if concurrent {
+            if let Some(ahead) = FlushAhead::start([&files[0].file, &files[1].file]) {
+                let ahead = Rc::new(ahead);
+                for f in &mut files {
+                    f.ahead = Some(Rc::clone(&ahead));
+                }
+            }
+        }
         Ok(Self {
             dir: dir_name.to_owned(),
-            files: [data, log],
+            files,
             concurrent,
             mode,
         })
+    }
+
+    /// Whether a helper flushes ahead for this storage (module docs, "Flush ahead"): where the
+    /// handles are concurrent and the browser let the helper start.
+    pub fn flushes_ahead(&self) -> bool {
+        self.files.iter().all(|f| f.ahead.is_some())
     }
 
     /// Whether the handles are concurrent (asked for with [`HandleMode::Concurrent`], and the
@@ -534,6 +730,8 @@ impl OpfsStorage {
     /// Fails (typically [`StorageError::Busy`]) while an [`OpfsStorage`] on it is open.
     pub async fn remove_dir(dir_name: &str) -> StorageResult<()> {
         let parts = dir_components(dir_name)?;
+        // A dropped storage's helper may still hold handles on the files.
+        helpers_closed().await;
         let Some((last, parents)) = parts.split_last() else {
             return Ok(()); // unreachable: split yields at least one part
         };
