@@ -368,6 +368,13 @@ async fn flush_ahead_helper_where_handles_are_concurrent() {
     b.file(log).flush_ahead(); // a no-op
     assert_eq!(read_vec(b.file(log), 5 << 12, 4096), [5; 4096]);
     drop(b);
+    let mut d = OpfsStorage::open_with(&dir, HandleMode::Concurrent)
+        .await
+        .unwrap();
+    d.stop_flushing_ahead();
+    assert!(!d.flushes_ahead(), "stopped");
+    d.file(log).flush_ahead(); // a no-op
+    drop(d);
     let mut c = OpfsStorage::open_with(&dir, HandleMode::Concurrent)
         .await
         .unwrap();

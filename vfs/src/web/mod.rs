@@ -148,6 +148,12 @@ pub struct InstallOptions {
     /// file's tail and are not written again at the checkpoint (default 8 MiB; `None`: all
     /// to the log; see [`VolumeOptions::link_min_bytes`]).
     pub link_min_bytes: Option<usize>,
+    /// Let a helper worker flush ahead where the handles are concurrent (Chromium with
+    /// [`Sharing::Shared`]; default true): after a `Balanced` write-out, the helper's own handle
+    /// starts the flush the volume makes later, so that the volume's worker waits less for it
+    /// (see `storage::OpfsStorage`'s docs, "Flush ahead"). It changes no promise: the volume's
+    /// own flush stays the barrier. `false`: no helper worker (one fewer thread).
+    pub flush_ahead: bool,
 }
 
 /// How a volume is shared between the tabs and workers of an origin.
@@ -185,6 +191,7 @@ impl Default for InstallOptions {
             sharing: Sharing::Shared,
             log_patches: defaults.log_patches,
             link_min_bytes: defaults.link_min_bytes,
+            flush_ahead: true,
         }
     }
 }
@@ -316,7 +323,12 @@ pub async fn install(options: InstallOptions) -> Result<Installed, InstallError>
         Sharing::Exclusive => HandleMode::Exclusive,
     };
     let storage = match open_waiting(&options.directory, mode, options.busy_timeout).await {
-        Ok(st) => st,
+        Ok(mut st) => {
+            if !options.flush_ahead {
+                st.stop_flushing_ahead();
+            }
+            st
+        }
         Err(e) => {
             if let Some((s, release)) = held {
                 let _ = release.call0(&JsValue::NULL);
