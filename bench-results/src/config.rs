@@ -169,11 +169,12 @@ impl RunConfig {
     }
 
     /// Whether the backend `name` passes the filters (empty: every backend but the
-    /// `-whole-pages` references and the `-twin` control). A filter selects the names that
-    /// contain it; the references that price one design choice and the A/A control
-    /// ([`crate::goals::LEVER_REFERENCES`]: `-exclusive`, `-whole-pages`, `-twin`) only by a
-    /// filter that says so (`exclusive`, `whole-pages`, `twin`), so that `ours-memory-strict`
-    /// and `sqlite-memvfs` each select one backend.
+    /// `-whole-pages` and `-no-flush-ahead` references and the `-twin` control). A filter
+    /// selects the names that contain it; the references that price one design choice and the
+    /// A/A control ([`crate::goals::LEVER_REFERENCES`]: `-exclusive`, `-whole-pages`,
+    /// `-no-flush-ahead`, `-twin`) only by a filter that says so (`exclusive`, `whole-pages`,
+    /// `no-flush-ahead`, `twin`), so that `ours-memory-balanced` and `sqlite-memvfs` each
+    /// select one backend.
     pub fn selects_backend(&self, name: &str) -> bool {
         backend_selected(&self.backends, name)
     }

@@ -21,6 +21,7 @@
 //! | `memory-vs-disk` | `ours-memory-X` for each level X | 16-case total ÷ `ours-disk-X` | ≤ 1.00 |
 //! | `sharing-single-tab` | `ours-X` that has an `ours-X-exclusive` reference | 16-case total ÷ the reference's | ≤ 1.02 |
 //! | `patches` | `ours-X` that has an `ours-X-whole-pages` reference | test 1 ÷ the reference's | ≤ 1.00 |
+//! | `flush-ahead` | `ours-X` that has an `ours-X-no-flush-ahead` reference | 16-case total ÷ the reference's | ≤ 1.00 |
 //! | `peer-per-case` | every persistent peer P, versus each `ours-*-strict` S | case c of P ÷ case c of S, each of the 16 cases | > 1 |
 //! | `handoff-floor` | each hand-off workload (`two-writers`, `writer-reader`) | ms per hand-off ÷ ms to close and reopen the two access handles, same round | ≤ 2.00 |
 //!
@@ -139,6 +140,10 @@ pub enum Subject {
     /// `ours-X` (small page changes logged as patches: what users get) versus its
     /// `ours-X-whole-pages` reference (every changed page logged whole): what patches save.
     PatchesVsWholePages,
+    /// `ours-X` (a helper worker flushes ahead where the browser allows: what users get)
+    /// versus its `ours-X-no-flush-ahead` reference (every flush made inline): what flushing
+    /// ahead saves.
+    AheadVsInline,
     /// Each workload of the hand-off suite versus the floor of the same rounds
     /// ([`crate::handoff`]; decided by [`check_handoff`], not [`check_sql`]).
     HandoffVsFloor,
@@ -160,7 +165,7 @@ pub struct Goal {
 }
 
 /// Every goal (see the module docs).
-pub const GOALS: [Goal; 9] = [
+pub const GOALS: [Goal; 10] = [
     Goal {
         id: "total-balanced",
         subject: Subject::OursVsReference("-balanced"),
@@ -213,6 +218,14 @@ pub const GOALS: [Goal; 9] = [
         threshold: 1.00,
     },
     Goal {
+        id: "flush-ahead",
+        subject: Subject::AheadVsInline,
+        // Balanced is the level that defers its flushes (the only one that hints).
+        metric: Metric::Total,
+        bound: Bound::AtMost,
+        threshold: 1.00,
+    },
+    Goal {
         id: "peer-per-case",
         subject: Subject::PeersVsOursStrict,
         metric: Metric::Case,
@@ -241,6 +254,11 @@ pub const WHOLE_PAGES_SUFFIX: &str = "-whole-pages";
 /// reports when there is no difference to find.
 pub const TWIN_SUFFIX: &str = "-twin";
 
+/// Suffix of the references whose storage makes every flush inline
+/// (`ours-memory-balanced-no-flush-ahead`: installed with `flush_ahead: false`), for the
+/// `flush-ahead` goal.
+pub const NO_FLUSH_AHEAD_SUFFIX: &str = "-no-flush-ahead";
+
 /// A backend that runs only when asked for, or in every unfiltered run: one of our references
 /// that exists to price one design choice, or the A/A control
 /// ([`crate::config::RunConfig::selects_backend`]).
@@ -256,8 +274,9 @@ pub struct LeverReference {
 
 /// The lever references: sharing (`-exclusive`, in every unfiltered run) and patches
 /// (`-whole-pages`, only when asked for: two more backends would lengthen every full run); and
-/// the A/A control (`-twin`, only when asked for).
-pub const LEVER_REFERENCES: [LeverReference; 3] = [
+/// the A/A control (`-twin`, only when asked for); flushing ahead (`-no-flush-ahead`, only when
+/// asked for).
+pub const LEVER_REFERENCES: [LeverReference; 4] = [
     LeverReference {
         suffix: EXCLUSIVE_SUFFIX,
         word: "exclusive",
@@ -271,6 +290,11 @@ pub const LEVER_REFERENCES: [LeverReference; 3] = [
     LeverReference {
         suffix: TWIN_SUFFIX,
         word: "twin",
+        by_default: false,
+    },
+    LeverReference {
+        suffix: NO_FLUSH_AHEAD_SUFFIX,
+        word: "no-flush-ahead",
         by_default: false,
     },
 ];
@@ -580,11 +604,11 @@ pub fn check_sql(sql: &SqlSection, boot: &Bootstrap) -> Vec<GoalCheck> {
                     out.push(check(goal, m, d, None, ratio));
                 }
             }
-            Subject::SharedVsExclusive | Subject::PatchesVsWholePages => {
-                let suffix = if goal.subject == Subject::SharedVsExclusive {
-                    EXCLUSIVE_SUFFIX
-                } else {
-                    WHOLE_PAGES_SUFFIX
+            Subject::SharedVsExclusive | Subject::PatchesVsWholePages | Subject::AheadVsInline => {
+                let suffix = match goal.subject {
+                    Subject::SharedVsExclusive => EXCLUSIVE_SUFFIX,
+                    Subject::PatchesVsWholePages => WHOLE_PAGES_SUFFIX,
+                    _ => NO_FLUSH_AHEAD_SUFFIX,
                 };
                 for x in sql.backends.iter().filter(ran) {
                     let Some(base) = x.meta.name.strip_suffix(suffix) else {
@@ -1097,6 +1121,50 @@ mod tests {
             .iter()
             .filter(|g| g.goal == TOTAL_STRICT || g.goal == "peer-per-case")
             .all(|g| !g.backend.ends_with(WHOLE_PAGES_SUFFIX)));
+    }
+
+    /// `flush-ahead`: each `ours-X-no-flush-ahead` pairs with its `ours-X`, in that order, on
+    /// the 16-case total; a reference without its base has no check, and the references stay
+    /// outside the Balanced total goal.
+    #[test]
+    fn the_flush_ahead_goal_pairs_each_inline_reference_with_its_base() {
+        let ahead = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1000.0, 1002.0, 998.0];
+        let inline = [
+            1020.0, 1032.0, 1008.0, 1026.0, 1016.0, 1018.0, 1024.0, 1020.0,
+        ];
+        let mut sql = SqlSection {
+            backends: vec![
+                backend("sqlite-memvfs", false, &ahead, &[]),
+                backend("ours-memory-balanced", true, &ahead, &[]),
+                backend("ours-memory-balanced-no-flush-ahead", true, &inline, &[]),
+                // No base: no check.
+                backend("ours-disk-balanced-no-flush-ahead", true, &inline, &[]),
+            ],
+            ..SqlSection::default()
+        };
+        sql.summarize(&Bootstrap::default());
+        let ahead: Vec<&GoalCheck> = sql
+            .goals
+            .iter()
+            .filter(|g| g.goal == "flush-ahead")
+            .collect();
+        assert_eq!(ahead.len(), 1, "{ahead:?}");
+        let g = ahead[0];
+        assert_eq!(
+            (g.backend.as_str(), g.versus.as_str()),
+            (
+                "ours-memory-balanced",
+                "ours-memory-balanced-no-flush-ahead"
+            )
+        );
+        let ratio = g.ratio.as_ref().expect("paired over 8 rounds");
+        assert!(ratio.median > 0.97 && ratio.median < 0.99, "{ratio:?}");
+        assert_eq!(g.verdict, Verdict::Met);
+        assert!(sql
+            .goals
+            .iter()
+            .filter(|g| g.goal == "total-balanced")
+            .all(|g| !g.backend.ends_with(NO_FLUSH_AHEAD_SUFFIX)));
     }
 
     #[test]

@@ -34,7 +34,7 @@ use sqlite_wasm_vfs::sahpool::{self, OpfsSAHPoolCfgBuilder, OpfsSAHPoolUtil};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use bench_results::goals::{EXCLUSIVE_SUFFIX, WHOLE_PAGES_SUFFIX};
+use bench_results::goals::{EXCLUSIVE_SUFFIX, NO_FLUSH_AHEAD_SUFFIX, WHOLE_PAGES_SUFFIX};
 use opfs_vfs::sqlite::SharedVolume;
 use opfs_vfs::storage::{OpfsStorage, StorageError};
 use opfs_vfs::web::{install, InstallError, InstallOptions, Installed, Sharing};
@@ -175,6 +175,9 @@ pub struct OursOpfsBackend {
     /// `log_patches` (what users get) or, for the `-whole-pages` references, every changed
     /// page logged whole: what patches save is the difference, paired per round.
     patches: bool,
+    /// `flush_ahead` (what users get) or, for the `-no-flush-ahead` references, no helper
+    /// worker: every flush inline. What flushing ahead saves is the difference, paired per round.
+    flush_ahead: bool,
     /// Time the volume's storage calls ([`OursOpfsBackend::time_calls`]).
     time_calls: bool,
     dir: Option<String>,
@@ -200,6 +203,7 @@ impl OursOpfsBackend {
             durability,
             sharing: Sharing::Shared,
             patches: true,
+            flush_ahead: true,
             time_calls: false,
             dir: None,
             mounted: None,
@@ -245,6 +249,15 @@ impl OursOpfsBackend {
         }
     }
 
+    /// The `-no-flush-ahead` reference of a configuration: installed with `flush_ahead: false`
+    /// (no helper worker; every flush made inline), to measure what flushing ahead saves.
+    pub fn no_flush_ahead(root: &str, buffer_mode: BufferMode, durability: Durability) -> Self {
+        Self {
+            flush_ahead: false,
+            ..Self::new(root, buffer_mode, durability)
+        }
+    }
+
     /// The OPFS directory of the current run, if prepared.
     pub fn dir(&self) -> Option<&str> {
         self.dir.as_deref()
@@ -265,6 +278,7 @@ impl OursOpfsBackend {
             durability: self.durability,
             sharing: self.sharing,
             log_patches: self.patches,
+            flush_ahead: self.flush_ahead,
             ..InstallOptions::default()
         })
         .await?;
@@ -308,6 +322,9 @@ impl SqlBackend for OursOpfsBackend {
         if !self.patches {
             name += WHOLE_PAGES_SUFFIX;
         }
+        if !self.flush_ahead {
+            name += NO_FLUSH_AHEAD_SUFFIX;
+        }
         name
     }
 
@@ -329,6 +346,11 @@ impl SqlBackend for OursOpfsBackend {
         if !self.patches {
             if let Some(d) = &mut meta.durability_settings {
                 d.push_str("; log_patches: false (every changed page logged whole)");
+            }
+        }
+        if !self.flush_ahead {
+            if let Some(d) = &mut meta.durability_settings {
+                d.push_str("; flush_ahead: false (no helper worker: every flush inline)");
             }
         }
         meta
@@ -682,8 +704,8 @@ pub enum BrowserBackend {
 
 impl BrowserBackend {
     /// Every browser backend, reference first: memvfs, sahpool, ours in the six
-    /// configurations, the `-exclusive` and `-whole-pages` references, and the A/A control
-    /// last. OPFS directories go under `root`.
+    /// configurations, the `-exclusive`, `-whole-pages` and `-no-flush-ahead` references, and
+    /// the A/A control last. OPFS directories go under `root`.
     pub fn all(root: &str) -> Vec<Self> {
         let mut v = vec![
             Self::Memvfs(MemvfsBackend::default()),
@@ -706,6 +728,15 @@ impl BrowserBackend {
                 root,
                 mode,
                 Durability::Strict,
+            )));
+        }
+        // What flushing ahead saves, Balanced (the level that hints) in both modes (selected
+        // only by a filter that says `no-flush-ahead`).
+        for mode in [BufferMode::Disk, BufferMode::Memory] {
+            v.push(Self::Ours(OursOpfsBackend::no_flush_ahead(
+                root,
+                mode,
+                Durability::Balanced,
             )));
         }
         // The A/A control (selected only by a filter that says `twin`).

@@ -544,6 +544,16 @@ mod tests {
         assert!(!resolve("{}")
             .unwrap()
             .selects_backend("ours-memory-strict-whole-pages"));
+        // The flush-ahead references only when named.
+        assert!(!resolve("{}")
+            .unwrap()
+            .selects_backend("ours-memory-balanced-no-flush-ahead"));
+        let n = resolve(r#"{"backends":["ours-memory-balanced"]}"#).unwrap();
+        assert!(!n.selects_backend("ours-memory-balanced-no-flush-ahead"));
+        let n = resolve(r#"{"backends":["ours-memory-balanced","no-flush-ahead"]}"#).unwrap();
+        assert!(n.selects_backend("ours-memory-balanced-no-flush-ahead"));
+        assert!(n.selects_backend("ours-disk-balanced-no-flush-ahead"));
+        assert!(n.selects_backend("ours-memory-balanced"));
         // The A/A control only when named: the reference's own filter selects the reference.
         assert!(!resolve("{}").unwrap().selects_backend("sqlite-memvfs-twin"));
         let r = resolve(r#"{"backends":["sqlite-memvfs"]}"#).unwrap();
