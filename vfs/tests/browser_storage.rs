@@ -1104,6 +1104,38 @@ async fn install_waits_for_a_terminated_worker_to_release_the_volume() {
     installed.wipe().await.unwrap();
 }
 
+/// Installed as users install it (`Sharing::Shared`), a Balanced volume has its flush-ahead
+/// helper in Chromium, ready before the install returns, and a commit that fills the write
+/// buffer is written and hinted, its flush left for later; a Strict volume has no helper.
+#[wasm_bindgen_test]
+async fn an_installed_balanced_volume_flushes_ahead_in_chromium() {
+    for durability in [Durability::Balanced, Durability::Strict] {
+        let dir = unique_dir("installed-ahead");
+        let mut installed = opfs_vfs::web::install(opfs_vfs::web::InstallOptions {
+            vfs_name: dir.clone(),
+            directory: dir.clone(),
+            durability,
+            ..Default::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("install: {e}"));
+        {
+            let mut v = installed.volume().unwrap().borrow_mut();
+            let balanced = durability == Durability::Balanced;
+            assert_eq!(v.storage().flushes_ahead(), balanced && is_chromium());
+            let f = v.create("f").unwrap();
+            v.write(f, 0, &vec![7; 2 << 20]).unwrap();
+            let before = v.counters();
+            v.commit().unwrap();
+            let c = v.counters().since(&before);
+            let log = c.file(PhysicalFileId::Log);
+            let want = if balanced { (1, 0, 1) } else { (1, 1, 0) };
+            assert_eq!((log.writes, log.flushes, log.flush_aheads), want, "{c:?}");
+        }
+        installed.wipe().await.unwrap();
+    }
+}
+
 /// Counters are exact on OPFS too: a Strict commit is one log write and one flush.
 #[wasm_bindgen_test]
 async fn strict_commit_costs_one_write_and_one_flush() {

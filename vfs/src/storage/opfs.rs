@@ -45,10 +45,19 @@
 //! the helper had flushed during the work, which itself took 8.6 and 8.7 ms. The volume still
 //! calls its own `flush()` wherever it needs a barrier: the helper is a hint, and ignores its
 //! errors. Where no helper starts (exclusive handles, Firefox, a page whose Content Security
-//! Policy forbids `blob:` workers) the hint does nothing. Dropping the storage asks the helper
-//! to close its handles; [`OpfsStorage::open_with`] and [`OpfsStorage::remove_dir`] first wait
-//! for that (at most [`HELPER_CLOSE_TIMEOUT_MS`], after which the helper is terminated), so a
-//! helper never makes them fail with [`StorageError::Busy`].
+//! Policy forbids `blob:` workers) the hint does nothing.
+//!
+//! The open waits until the helper holds its handles (at most [`HELPER_READY_TIMEOUT_MS`]): a
+//! nested worker starts only when its parent's event loop runs, so a helper not waited for
+//! never started while the benchmark's worker ran its 16 cases without yielding, and flushed
+//! nothing (results/2026-12-07-flush-ahead). Waited for, a Balanced volume's inline flush after
+//! a 4 MiB write-out and 120 ms of CPU work took 0.18–0.41 ms instead of 8.0–13.4 ms (browser
+//! probe, Chromium 156, 12 of each); the install took 30–32 ms instead of 9–18 (0.18 s for the
+//! page's first helper). [`OpfsStorage::open_flushing_ahead`] opens without a helper; `web`
+//! starts one for Balanced volumes only. Dropping the storage asks the helper to close its
+//! handles; [`OpfsStorage::open_with`] and [`OpfsStorage::remove_dir`] first wait for that (at
+//! most [`HELPER_CLOSE_TIMEOUT_MS`], after which the helper is terminated), so a helper never
+//! makes them fail with [`StorageError::Busy`].
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -509,8 +518,9 @@ impl PhysicalFile for OpfsFile {
 }
 
 /// The flush-ahead helper's script (module docs, "Flush ahead"). Messages: `{open: [data, log]}`
-/// (file handles, in [`PhysicalFileId::index`] order), `{flush: index}`, `{close: true}` (it
-/// closes its handles, answers `{closed: true}` and ends). A flush asked for while one runs is
+/// (file handles, in [`PhysicalFileId::index`] order; it answers `{ready: n}`, n the handles it
+/// holds), `{flush: index}`, `{close: true}` (it closes its handles, answers `{closed: true}`
+/// and ends). A flush asked for while one runs is
 /// made once after it. It keeps a handle only if the browser made it concurrent, so that it can
 /// never lock the volume's owner out. Every error is ignored: the volume's own `flush()` is the
 /// barrier, and reports them.
@@ -532,7 +542,7 @@ onmessage = (e) => {
   if (m.open) {
     opened = Promise.all(m.open.map((f) => f.createSyncAccessHandle({ mode: "readwrite-unsafe" })
       .then((h) => (h.mode === "readwrite-unsafe" ? h : (h.close(), null)), () => null)))
-      .then((hs) => { handles = hs; });
+      .then((hs) => { handles = hs; postMessage({ ready: hs.filter((h) => h).length }); });
   } else if (m.close) {
     const done = () => {
       for (const h of handles) { if (h) { try { h.close(); } catch (_) {} } }
@@ -550,6 +560,10 @@ onmessage = (e) => {
 
 /// How long a dropped storage's helper may take to close its handles before it is terminated.
 pub const HELPER_CLOSE_TIMEOUT_MS: i32 = 2_000;
+
+/// How long [`OpfsStorage::open_with`] waits for a new helper to hold its handles before it
+/// goes on without one.
+pub const HELPER_READY_TIMEOUT_MS: i32 = 1_000;
 
 thread_local! {
     /// Helpers asked to close, whose handles may still be open: each promise resolves when its
@@ -582,9 +596,16 @@ struct FlushAhead {
 }
 
 impl FlushAhead {
-    /// Starts a helper on `files` (in [`PhysicalFileId::index`] order), or `None` where the
-    /// browser refuses (no `Worker` in this scope, a Content Security Policy without `blob:`).
-    fn start(files: [&FileSystemFileHandle; 2]) -> Option<Self> {
+    /// Starts a helper on `files` (in [`PhysicalFileId::index`] order) and waits until it holds
+    /// a handle on each, or `None` where the browser refuses (no `Worker` in this scope, a
+    /// Content Security Policy without `blob:`, no concurrent handle for the helper) or the
+    /// helper is not ready within [`HELPER_READY_TIMEOUT_MS`].
+    ///
+    /// Why wait: a nested worker starts only when its parent's event loop runs, and a volume's
+    /// worker may run SQL for seconds without yielding. Not waited for, the helper of a page
+    /// that mounted and then ran the benchmark's 16 cases never started, and flushed nothing
+    /// (results/2026-12-07-flush-ahead).
+    async fn start(files: [&FileSystemFileHandle; 2]) -> Option<Self> {
         let parts = Array::of1(&JsValue::from_str(FLUSH_AHEAD_JS));
         let opts = BlobPropertyBag::new();
         opts.set_type("text/javascript");
@@ -596,9 +617,31 @@ impl FlushAhead {
         };
         // From here on, dropping `ahead` closes the helper.
         let ahead = Self { worker, url };
+        let global = js_sys::global().dyn_into::<WorkerGlobalScope>().ok()?;
+        // Resolves with the helper's first message, or with `undefined` at the timeout. (A
+        // `once_into_js` callback never called keeps its few bytes until the page unloads.)
+        let ready = Promise::new(&mut |resolve, _reject| {
+            let answer = Closure::once_into_js({
+                let resolve = resolve.clone();
+                move |e: JsValue| {
+                    let _ = resolve.call1(&JsValue::UNDEFINED, &e);
+                }
+            });
+            ahead.worker.set_onmessage(Some(answer.unchecked_ref()));
+            let _ = global.set_timeout_with_callback_and_timeout_and_arguments_0(
+                &resolve,
+                HELPER_READY_TIMEOUT_MS,
+            );
+        });
         let open = message("open", &Array::of2(files[0], files[1]))?;
         ahead.worker.post_message(&open).ok()?;
-        Some(ahead)
+        let answer = JsFuture::from(ready).await.ok()?;
+        ahead.worker.set_onmessage(None);
+        let held = Reflect::get(&answer, &JsValue::from_str("data"))
+            .and_then(|d| Reflect::get(&d, &JsValue::from_str("ready")))
+            .ok()
+            .and_then(|n| n.as_f64());
+        (held == Some(2.0)).then_some(ahead)
     }
 
     /// Asks the helper to flush file `id` (a message; nothing waits for it).
@@ -685,6 +728,16 @@ impl OpfsStorage {
     /// [`HandleMode::Concurrent`], another context's concurrent storage on the same directory
     /// does not make this fail (an exclusive one does), so the caller must serialise them.
     pub async fn open_with(dir_name: &str, mode: HandleMode) -> StorageResult<Self> {
+        Self::open_flushing_ahead(dir_name, mode, true).await
+    }
+
+    /// [`OpfsStorage::open_with`]; with `flush_ahead` false no helper starts (module docs,
+    /// "Flush ahead"), where `open_with` starts one wherever the handles are concurrent.
+    pub async fn open_flushing_ahead(
+        dir_name: &str,
+        mode: HandleMode,
+        flush_ahead: bool,
+    ) -> StorageResult<Self> {
         let parts = dir_components(dir_name)?;
         // A storage dropped just before may have a helper whose handles are still open: an
         // exclusive open would be refused while they are.
@@ -698,8 +751,8 @@ impl OpfsStorage {
         // Both or neither: one browser gives the same answer for both files.
         let concurrent = data.is_concurrent() && log.is_concurrent();
         let mut files = [data, log];
-        if concurrent {
-            if let Some(ahead) = FlushAhead::start([&files[0].file, &files[1].file]) {
+        if concurrent && flush_ahead {
+            if let Some(ahead) = FlushAhead::start([&files[0].file, &files[1].file]).await {
                 let ahead = Rc::new(ahead);
                 for f in &mut files {
                     f.ahead = Some(Rc::clone(&ahead));

@@ -148,11 +148,12 @@ pub struct InstallOptions {
     /// file's tail and are not written again at the checkpoint (default 8 MiB; `None`: all
     /// to the log; see [`VolumeOptions::link_min_bytes`]).
     pub link_min_bytes: Option<usize>,
-    /// Let a helper worker flush ahead where the handles are concurrent (Chromium with
-    /// [`Sharing::Shared`]; default true): after a `Balanced` write-out, the helper's own handle
-    /// starts the flush the volume makes later, so that the volume's worker waits less for it
-    /// (see `storage::OpfsStorage`'s docs, "Flush ahead"). It changes no promise: the volume's
-    /// own flush stays the barrier. `false`: no helper worker (one fewer thread).
+    /// `Balanced` only: let a helper worker flush ahead where the handles are concurrent
+    /// (Chromium with [`Sharing::Shared`]; default true). After a write-out, the helper's own
+    /// handle starts the flush the volume makes later, so that the volume's worker waits less
+    /// for it (see `storage::OpfsStorage`'s docs, "Flush ahead"). It changes no promise: the
+    /// volume's own flush stays the barrier. The price: [`install`] waits for the helper to
+    /// start (~20 ms here; ~0.15 s for a page's first). `false`: no helper worker.
     pub flush_ahead: bool,
 }
 
@@ -322,21 +323,20 @@ pub async fn install(options: InstallOptions) -> Result<Installed, InstallError>
         Sharing::Shared => HandleMode::Concurrent,
         Sharing::Exclusive => HandleMode::Exclusive,
     };
-    let storage = match open_waiting(&options.directory, mode, options.busy_timeout).await {
-        Ok(mut st) => {
-            if !options.flush_ahead {
-                st.stop_flushing_ahead();
+    // Only Balanced hints (it is the level that defers its flushes): the others would pay the
+    // helper's start at every mount for nothing.
+    let flush_ahead = options.flush_ahead && options.durability == Durability::Balanced;
+    let storage =
+        match open_waiting(&options.directory, mode, flush_ahead, options.busy_timeout).await {
+            Ok(st) => st,
+            Err(e) => {
+                if let Some((s, release)) = held {
+                    let _ = release.call0(&JsValue::NULL);
+                    s.close_channel();
+                }
+                return Err(e.into());
             }
-            st
-        }
-        Err(e) => {
-            if let Some((s, release)) = held {
-                let _ = release.call0(&JsValue::NULL);
-                s.close_channel();
-            }
-            return Err(e.into());
-        }
-    };
+        };
     let result = install_with(options, storage).await;
     match (result, held) {
         (Ok(mut inst), Some((s, release))) => {
@@ -538,12 +538,13 @@ pub(crate) fn now_ms() -> f64 {
 async fn open_waiting(
     directory: &str,
     mode: HandleMode,
+    flush_ahead: bool,
     timeout: Duration,
 ) -> Result<OpfsStorage, StorageError> {
     let start = Instant::now();
     let mut pause = Duration::from_millis(10);
     loop {
-        match OpfsStorage::open_with(directory, mode).await {
+        match OpfsStorage::open_flushing_ahead(directory, mode, flush_ahead).await {
             Err(StorageError::Busy { .. }) if start.elapsed() + pause <= timeout => {
                 sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_millis(250));
