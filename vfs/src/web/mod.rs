@@ -153,7 +153,7 @@ pub struct InstallOptions {
     /// handle starts the flush the volume makes later, so that the volume's worker waits less
     /// for it (see `storage::OpfsStorage`'s docs, "Flush ahead"). It changes no promise: the
     /// volume's own flush stays the barrier. The price: [`install`] waits for the helper to
-    /// start (~20 ms here; ~0.15 s for a page's first). `false`: no helper worker.
+    /// start (~20 ms here; 0.18 s for the page's first helper). `false`: no helper worker.
     pub flush_ahead: bool,
 }
 
