@@ -368,11 +368,10 @@ async fn flush_ahead_helper_where_handles_are_concurrent() {
     b.file(log).flush_ahead(); // a no-op
     assert_eq!(read_vec(b.file(log), 5 << 12, 4096), [5; 4096]);
     drop(b);
-    let mut d = OpfsStorage::open_with(&dir, HandleMode::Concurrent)
+    let mut d = OpfsStorage::open_flushing_ahead(&dir, HandleMode::Concurrent, false)
         .await
         .unwrap();
-    d.stop_flushing_ahead();
-    assert!(!d.flushes_ahead(), "stopped");
+    assert!(!d.flushes_ahead(), "asked for none");
     d.file(log).flush_ahead(); // a no-op
     drop(d);
     let mut c = OpfsStorage::open_with(&dir, HandleMode::Concurrent)

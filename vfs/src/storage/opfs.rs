@@ -773,14 +773,6 @@ impl OpfsStorage {
         self.files.iter().all(|f| f.ahead.is_some())
     }
 
-    /// Ends the flush-ahead helper, if there is one: from now on every flush is made inline
-    /// only, and [`PhysicalFile::flush_ahead`] does nothing.
-    pub fn stop_flushing_ahead(&mut self) {
-        for f in &mut self.files {
-            f.ahead = None;
-        }
-    }
-
     /// Whether the handles are concurrent (asked for with [`HandleMode::Concurrent`], and the
     /// browser offers it), so that [`OpfsStorage::release`] keeps them open.
     pub fn is_concurrent(&self) -> bool {
