@@ -45,7 +45,10 @@
 //! the helper had flushed during the work, which itself took 8.6 and 8.7 ms. The volume still
 //! calls its own `flush()` wherever it needs a barrier: the helper is a hint, and ignores its
 //! errors. Where no helper starts (exclusive handles, Firefox, a page whose Content Security
-//! Policy forbids `blob:` workers) the hint does nothing.
+//! Policy forbids `blob:` workers) the hint does nothing. Chromium 156 does not refuse such a
+//! worker in `new Worker`: it fires `error` at it ~14 ms later (a probe page served with
+//! `worker-src 'self'`). The open takes that event as the answer and goes on without a helper,
+//! rather than wait out [`HELPER_READY_TIMEOUT_MS`] and then a close request no one answers.
 //!
 //! The open waits until the helper holds its handles (at most [`HELPER_READY_TIMEOUT_MS`]): a
 //! nested worker starts only when its parent's event loop runs, so a helper not waited for
@@ -593,34 +596,64 @@ fn message(key: &str, value: &JsValue) -> Option<js_sys::Object> {
 struct FlushAhead {
     worker: Worker,
     url: String,
+    /// The script failed before it answered (an `error` event): dropping terminates it at once,
+    /// with no close request.
+    failed: bool,
+}
+
+/// Why [`FlushAhead::start_script`] left the volume without a helper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NoHelper {
+    /// No `Worker` or Blob URL here, or the helper could not be sent its message.
+    Refused,
+    /// The helper's script failed to load or threw (an `error` event).
+    Failed,
+    /// The helper answered, holding fewer than both handles.
+    NoHandles,
+    /// No answer within [`HELPER_READY_TIMEOUT_MS`].
+    NotReady,
 }
 
 impl FlushAhead {
     /// Starts a helper on `files` (in [`PhysicalFileId::index`] order) and waits until it holds
-    /// a handle on each, or `None` where the browser refuses (no `Worker` in this scope, a
-    /// Content Security Policy without `blob:`, no concurrent handle for the helper) or the
-    /// helper is not ready within [`HELPER_READY_TIMEOUT_MS`].
+    /// a handle on each, or `None` where the browser refuses (module docs, "Flush ahead").
     ///
     /// Why wait: a nested worker starts only when its parent's event loop runs, and a volume's
     /// worker may run SQL for seconds without yielding. Not waited for, the helper of a page
     /// that mounted and then ran the benchmark's 16 cases never started, and flushed nothing
     /// (results/2026-12-07-flush-ahead).
     async fn start(files: [&FileSystemFileHandle; 2]) -> Option<Self> {
-        let parts = Array::of1(&JsValue::from_str(FLUSH_AHEAD_JS));
+        Self::start_script(FLUSH_AHEAD_JS, files).await.ok()
+    }
+
+    /// [`FlushAhead::start`] with the helper's script given (the tests give failing ones).
+    async fn start_script(
+        script: &str,
+        files: [&FileSystemFileHandle; 2],
+    ) -> Result<Self, NoHelper> {
+        let parts = Array::of1(&JsValue::from_str(script));
         let opts = BlobPropertyBag::new();
         opts.set_type("text/javascript");
-        let blob = Blob::new_with_str_sequence_and_options(&parts, &opts).ok()?;
-        let url = Url::create_object_url_with_blob(&blob).ok()?;
+        let blob = Blob::new_with_str_sequence_and_options(&parts, &opts)
+            .map_err(|_| NoHelper::Refused)?;
+        let url = Url::create_object_url_with_blob(&blob).map_err(|_| NoHelper::Refused)?;
         let Ok(worker) = Worker::new(&url) else {
             let _ = Url::revoke_object_url(&url);
-            return None;
+            return Err(NoHelper::Refused);
         };
         // From here on, dropping `ahead` closes the helper.
-        let ahead = Self { worker, url };
-        let global = js_sys::global().dyn_into::<WorkerGlobalScope>().ok()?;
-        // Resolves with the helper's first message, or with `undefined` at the timeout. (A
-        // `once_into_js` callback never called keeps its few bytes until the page unloads.)
-        let ready = Promise::new(&mut |resolve, _reject| {
+        let mut ahead = Self {
+            worker,
+            url,
+            failed: false,
+        };
+        let global = js_sys::global()
+            .dyn_into::<WorkerGlobalScope>()
+            .map_err(|_| NoHelper::Refused)?;
+        // Resolves with the helper's first message or error event, or with `undefined` at the
+        // timeout. (A `once_into_js` callback never called keeps its few bytes until the page
+        // unloads.)
+        let first = Promise::new(&mut |resolve, _reject| {
             let answer = Closure::once_into_js({
                 let resolve = resolve.clone();
                 move |e: JsValue| {
@@ -628,20 +661,47 @@ impl FlushAhead {
                 }
             });
             ahead.worker.set_onmessage(Some(answer.unchecked_ref()));
+            ahead.worker.set_onerror(Some(answer.unchecked_ref()));
             let _ = global.set_timeout_with_callback_and_timeout_and_arguments_0(
                 &resolve,
                 HELPER_READY_TIMEOUT_MS,
             );
         });
-        let open = message("open", &Array::of2(files[0], files[1]))?;
-        ahead.worker.post_message(&open).ok()?;
-        let answer = JsFuture::from(ready).await.ok()?;
+        let open = message("open", &Array::of2(files[0], files[1])).ok_or(NoHelper::Refused)?;
+        ahead
+            .worker
+            .post_message(&open)
+            .map_err(|_| NoHelper::Refused)?;
+        let answer = JsFuture::from(first).await.unwrap_or(JsValue::UNDEFINED);
         ahead.worker.set_onmessage(None);
-        let held = Reflect::get(&answer, &JsValue::from_str("data"))
-            .and_then(|d| Reflect::get(&d, &JsValue::from_str("ready")))
-            .ok()
-            .and_then(|n| n.as_f64());
-        (held == Some(2.0)).then_some(ahead)
+        ahead.worker.set_onerror(None);
+        let field = |v: &JsValue, k: &str| Reflect::get(v, &JsValue::from_str(k)).ok();
+        match field(&answer, "type")
+            .and_then(|t| t.as_string())
+            .as_deref()
+        {
+            Some("message") => {
+                let held = field(&answer, "data")
+                    .and_then(|d| field(&d, "ready"))
+                    .and_then(|n| n.as_f64());
+                // Fewer than two: the helper closes what it holds as it is dropped.
+                if held == Some(2.0) {
+                    Ok(ahead)
+                } else {
+                    Err(NoHelper::NoHandles)
+                }
+            }
+            // The script did not run (Chromium 156 with a Content Security Policy whose
+            // `worker-src` leaves out `blob:` fires `error` ~14 ms after `new Worker`, which
+            // does not throw) or threw before it answered: it opened nothing, and a close
+            // request would wait out HELPER_CLOSE_TIMEOUT_MS for an answer that never comes.
+            Some("error") => {
+                ahead.failed = true;
+                Err(NoHelper::Failed)
+            }
+            // Not ready in time: it may still open its handles, so it is asked to close them.
+            _ => Err(NoHelper::NotReady),
+        }
     }
 
     /// Asks the helper to flush file `id` (a message; nothing waits for it).
@@ -656,6 +716,11 @@ impl FlushAhead {
 
 impl Drop for FlushAhead {
     fn drop(&mut self) {
+        if self.failed {
+            self.worker.terminate();
+            let _ = Url::revoke_object_url(&self.url);
+            return;
+        }
         let worker = self.worker.clone();
         let closed = Promise::new(&mut |resolve, _reject| {
             // Either the helper's answer or the timeout, whichever comes first: the helper
@@ -943,5 +1008,51 @@ impl OpfsStorage {
 impl Storage for OpfsStorage {
     fn file(&mut self, id: PhysicalFileId) -> &mut dyn PhysicalFile {
         &mut self.files[id.index()]
+    }
+}
+
+/// Browser tests of what the public API cannot reach (`wasm-pack test`; the rest of the OPFS
+/// tests are in `tests/browser_storage.rs`).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+    wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+    fn closing() -> usize {
+        CLOSING.with(|c| c.borrow().len())
+    }
+
+    /// A helper whose script fails before it answers (as under a Content Security Policy that
+    /// forbids `blob:` workers, where Chromium fires `error` and `new Worker` does not throw)
+    /// is given up at its error event, not after [`HELPER_READY_TIMEOUT_MS`], and leaves no
+    /// close request for the next open to wait out. One that never answers is given up at the
+    /// timeout and is asked to close, since it may still open its handles.
+    #[wasm_bindgen_test]
+    async fn a_helper_that_fails_is_given_up_at_its_error_and_a_silent_one_at_the_timeout() {
+        let dir = format!("ahead-fails-{}", js_sys::Math::random().to_bits());
+        let st = OpfsStorage::open_flushing_ahead(&dir, HandleMode::Concurrent, false)
+            .await
+            .unwrap();
+        let files = [&st.files[0].file, &st.files[1].file];
+        helpers_closed().await;
+
+        let thrown = FlushAhead::start_script("throw new Error('no helper here');", files).await;
+        assert_eq!(thrown.err(), Some(NoHelper::Failed));
+        assert_eq!(
+            closing(),
+            0,
+            "a failed helper is terminated, not asked to close"
+        );
+
+        let silent = FlushAhead::start_script("onmessage = () => {};", files).await;
+        assert_eq!(silent.err(), Some(NoHelper::NotReady));
+        assert_eq!(closing(), 1, "a helper not ready in time is asked to close");
+        helpers_closed().await;
+        assert_eq!(closing(), 0);
+
+        drop(st);
+        OpfsStorage::remove_dir(&dir).await.unwrap();
     }
 }
